@@ -1,0 +1,25 @@
+//! Backend-agnostic Groth16 over BLS12-381, in bellperson's formats.
+//!
+//! - [`assignment`]: a `ConstraintSystem` that captures what a prover needs from a circuit
+//!   (the a/b/c evaluations, the assignments, the A/B densities);
+//! - [`params`]: bellperson / Filecoin `.params` and `.vk` files (read, validate, write);
+//! - [`keygen`]: fast parameter generation for test sizes;
+//! - [`proof`]: the 192-byte proof and its encoding;
+//! - [`backend`]: the [`backend::Backend`] trait every prover implements;
+//! - [`cpu`]: the CPU reference backend (NTT, MSM, prover).
+
+pub mod assignment;
+pub mod backend;
+pub mod cpu;
+pub mod density;
+pub mod error;
+pub mod keygen;
+pub mod params;
+pub mod proof;
+
+pub use assignment::ProvingAssignment;
+pub use backend::{Backend, ProofInput, Randomness};
+pub use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar as Fr};
+pub use error::{ParamsError, ProveError};
+pub use params::{Srs, VerifyingKey};
+pub use proof::Proof;
