@@ -1,0 +1,4 @@
+//! The `filprove` binary's library: command-line commands, and (in `server` / `client`)
+//! the daemon and its gRPC client.
+
+pub mod cli;

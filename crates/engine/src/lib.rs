@@ -1,0 +1,1 @@
+//! The proving engine (in progress).
