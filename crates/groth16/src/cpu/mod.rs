@@ -1,1 +1,14 @@
-//! (filled in by the CPU backend work)
+//! The CPU reference backend: the oracle every GPU operation is compared against, and the
+//! fallback prover where no GPU is available.
+//!
+//! - [`ntt`]: radix-2 NTTs over Fr (natural and bit-reversed orders, cosets);
+//! - [`msm`]: G1/G2 multi-scalar multiplication, and the split MSM for 0/1 witnesses;
+//! - [`prover`]: [`CpuBackend`], [`compute_h`] and the proof assembly.
+
+pub mod msm;
+pub mod ntt;
+pub mod prover;
+
+pub use msm::{msm_g1, msm_g1_dense, msm_g2, msm_g2_dense};
+pub use ntt::Domain;
+pub use prover::{compute_h, CpuBackend, PhaseTimes};

@@ -1,0 +1,326 @@
+//! The CPU Groth16 prover: bellperson 0.27's semantics, our NTT and MSMs.
+//!
+//! For one assignment with `r`, `s` (the group elements are unique, so the proof is
+//! byte-identical to bellperson's `create_proof` with the same `r`, `s`):
+//! - `h` = coefficients `0..m-1` of `(A B - C) / Z` (see [`compute_h`]); `H = <srs.h, h>`;
+//! - `L = <srs.l, aux>`;
+//! - `a = <srs.a, inputs ++ aux dense in A>`, `b1 = <srs.b_g1, ...>`, `b2 = <srs.b_g2, ...>`
+//!   (inputs and aux dense in B);
+//! - `A = alpha_g1 + a + r delta_g1`, `B = beta_g2 + b2 + s delta_g2`,
+//!   `C = s A + r (beta_g1 + b1 + s delta_g1) - r s delta_g1 + H + L`.
+
+use std::time::{Duration, Instant};
+
+use ff::{Field, PrimeField};
+use group::{prime::PrimeCurveAffine, Curve};
+use rayon::prelude::*;
+
+use super::msm::{msm, msm_split};
+use super::ntt::{generator_inv, Domain};
+use crate::backend::{Backend, ProofInput, Randomness};
+use crate::{Fr, G1Projective, G2Projective, Proof, ProveError, ProvingAssignment, Srs};
+
+/// The CPU reference backend (and the fallback where no GPU is available).
+#[derive(Debug)]
+pub struct CpuBackend {
+    /// A dedicated pool, or `None` to run on the caller's (global) rayon pool.
+    pool: Option<rayon::ThreadPool>,
+}
+
+impl CpuBackend {
+    /// A backend on `threads` dedicated worker threads, or on the global rayon pool when
+    /// `None`.
+    pub fn new(threads: Option<usize>) -> Result<Self, ProveError> {
+        let pool = match threads {
+            None => None,
+            Some(0) => {
+                return Err(ProveError::Invalid(
+                    "cpu backend needs at least one thread".into(),
+                ))
+            }
+            Some(t) => Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(t)
+                    .thread_name(|i| format!("filprove-cpu-{i}"))
+                    .build()
+                    .map_err(|e| ProveError::Unavailable {
+                        backend: "cpu".into(),
+                        why: e.to_string(),
+                    })?,
+            ),
+        };
+        Ok(Self { pool })
+    }
+
+    /// A backend on an existing rayon pool.
+    pub fn with_pool(pool: rayon::ThreadPool) -> Self {
+        Self { pool: Some(pool) }
+    }
+
+    fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.pool {
+            Some(p) => p.install(f),
+            None => f(),
+        }
+    }
+}
+
+impl Default for CpuBackend {
+    fn default() -> Self {
+        Self { pool: None }
+    }
+}
+
+impl Backend for CpuBackend {
+    fn name(&self) -> String {
+        "cpu".into()
+    }
+
+    fn prove(&self, srs: &Srs, inputs: &[ProofInput<'_>]) -> Result<Vec<Proof>, ProveError> {
+        if inputs.is_empty() {
+            return Err(ProveError::Invalid("no assignments to prove".into()));
+        }
+        self.install(|| {
+            inputs
+                .iter()
+                .map(|i| prove_one(srs, i.assignment, i.randomness))
+                .collect()
+        })
+    }
+}
+
+/// Checks that `pa` fits `srs` (and is internally consistent) for domain size `m`.
+pub fn check_shapes(srs: &Srs, pa: &ProvingAssignment) -> Result<(), ProveError> {
+    let eq = |what: &'static str, params: usize, circuit: usize| {
+        if params == circuit {
+            Ok(())
+        } else {
+            Err(ProveError::ShapeMismatch {
+                what,
+                params,
+                circuit,
+            })
+        }
+    };
+    let n = pa.a.len();
+    eq("b evaluations vs a evaluations", n, pa.b.len())?;
+    eq("c evaluations vs a evaluations", n, pa.c.len())?;
+    let inputs = pa.input_assignment.len();
+    let aux = pa.aux_assignment.len();
+    if inputs == 0 {
+        return Err(ProveError::Invalid("assignment has no ONE input".into()));
+    }
+    eq("a_aux_density length vs aux", aux, pa.a_aux_density.len())?;
+    eq("b_aux_density length vs aux", aux, pa.b_aux_density.len())?;
+    eq(
+        "b_input_density length vs inputs",
+        inputs,
+        pa.b_input_density.len(),
+    )?;
+    let m = 1usize << super::ntt::log2_ceil(n);
+    eq("h (domain - 1)", srs.h.len(), m - 1)?;
+    eq("l (aux)", srs.l.len(), aux)?;
+    eq(
+        "a (inputs + aux dense in A)",
+        srs.a.len(),
+        inputs + pa.a_aux_density.count_ones(),
+    )?;
+    let b = pa.b_input_density.count_ones() + pa.b_aux_density.count_ones();
+    eq("b_g1 (inputs + aux dense in B)", srs.b_g1.len(), b)?;
+    eq("b_g2 (inputs + aux dense in B)", srs.b_g2.len(), b)?;
+    eq("vk ic (inputs)", srs.vk.ic.len(), inputs)?;
+    Ok(())
+}
+
+/// The H polynomial's coefficients: `(A(x) B(x) - C(x)) / Z(x)` over the smallest
+/// radix-2 domain holding every constraint, first `m - 1` coefficients (bellperson's
+/// `execute_fft`, done with three inverse DIF / coset DIT transforms, one inverse DIF and
+/// one permutation).
+pub fn compute_h(pa: &ProvingAssignment) -> Result<Vec<Fr>, ProveError> {
+    let n = pa.a.len();
+    if pa.b.len() != n || pa.c.len() != n {
+        return Err(ProveError::ShapeMismatch {
+            what: "a/b/c evaluation lengths",
+            params: n,
+            circuit: pa.b.len().max(pa.c.len()),
+        });
+    }
+    let domain = Domain::cached(super::ntt::log2_ceil(n))?;
+    let m = domain.size();
+    let padded = |v: &[Fr]| {
+        let mut out = Vec::with_capacity(m);
+        out.extend_from_slice(v);
+        out.resize(m, Fr::ZERO);
+        out
+    };
+    let g = Fr::MULTIPLICATIVE_GENERATOR;
+    let to_coset = |v: &mut Vec<Fr>| -> Result<(), ProveError> {
+        domain.ifft_natural_to_bitrev_unscaled(v)?;
+        domain.distribute_powers_bitrev(v, g, domain.size_inv())?;
+        domain.fft_bitrev_to_natural(v)
+    };
+    let (mut a, mut b, mut c) = (padded(&pa.a), padded(&pa.b), padded(&pa.c));
+    to_coset(&mut a)?;
+    to_coset(&mut b)?;
+    to_coset(&mut c)?;
+    let z_inv = Option::<Fr>::from(domain.z_on_coset().invert())
+        .ok_or_else(|| ProveError::Invalid("vanishing polynomial is zero on the coset".into()))?;
+    a.par_iter_mut()
+        .zip(b.par_iter())
+        .zip(c.par_iter())
+        .for_each(|((a, b), c)| {
+            *a = (*a * b - c) * z_inv;
+        });
+    drop(c);
+    domain.ifft_natural_to_bitrev_unscaled(&mut a)?;
+    domain.distribute_powers_bitrev(&mut a, generator_inv(), domain.size_inv())?;
+    // Back to natural order, into b's buffer; drop the top coefficient (it is zero).
+    let bits = domain.log_size();
+    b.par_iter_mut()
+        .enumerate()
+        .for_each(|(i, out)| *out = a[super::ntt::bitrev(i, bits)]);
+    drop(a);
+    b.truncate(m - 1);
+    Ok(b)
+}
+
+/// Per-phase wall times of one proof (phases overlap: they run concurrently).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PhaseTimes {
+    /// H polynomial (NTTs).
+    pub fft: Duration,
+    /// H MSM.
+    pub h_msm: Duration,
+    /// L MSM.
+    pub l_msm: Duration,
+    /// A MSMs (inputs and aux).
+    pub a_msm: Duration,
+    /// B in G1.
+    pub b_g1_msm: Duration,
+    /// B in G2.
+    pub b_g2_msm: Duration,
+    /// Whole proof.
+    pub total: Duration,
+}
+
+fn timed<R>(f: impl FnOnce() -> R) -> (R, Duration) {
+    let t = Instant::now();
+    let r = f();
+    (r, t.elapsed())
+}
+
+/// Proves one assignment on the current rayon pool; returns the proof and its phase
+/// times.
+pub fn prove_one_timed(
+    srs: &Srs,
+    pa: &ProvingAssignment,
+    rand: Randomness,
+) -> Result<(Proof, PhaseTimes), ProveError> {
+    let start = Instant::now();
+    check_shapes(srs, pa)?;
+    let vk = &srs.vk;
+    if bool::from(vk.delta_g1.is_identity() | vk.delta_g2.is_identity()) {
+        return Err(ProveError::Invalid(
+            "delta is the identity (subverted parameters)".into(),
+        ));
+    }
+    let inputs = &pa.input_assignment;
+    let aux = &pa.aux_assignment;
+    let n_inputs = inputs.len();
+    let b_inputs = pa.b_input_density.count_ones();
+    let mut t = PhaseTimes::default();
+
+    // H (NTTs then its MSM) alongside the witness MSMs; each is parallel on its own,
+    // running them together fills the threads during the serial tails.
+    type G1R = Result<G1Projective, ProveError>;
+    let ((h, l), (a, (b1, b2))): ((G1R, G1R), (G1R, (G1R, Result<G2Projective, ProveError>))) =
+        rayon::join(
+            || {
+                rayon::join(
+                    || {
+                        let (coeffs, dt) = timed(|| compute_h(pa));
+                        t.fft = dt;
+                        let coeffs = coeffs?;
+                        let (h, dt) = timed(|| msm(&srs.h, &coeffs));
+                        t.h_msm = dt;
+                        h
+                    },
+                    || {
+                        let (l, dt) = timed(|| msm_split(&srs.l, aux, None));
+                        t.l_msm = dt;
+                        l
+                    },
+                )
+            },
+            || {
+                rayon::join(
+                    || {
+                        let (a, dt) = timed(|| {
+                            let (ai, aa) = srs.a.split_at(n_inputs);
+                            Ok(msm_split(ai, inputs, None)?
+                                + msm_split(aa, aux, Some(&pa.a_aux_density))?)
+                        });
+                        t.a_msm = dt;
+                        a
+                    },
+                    || {
+                        rayon::join(
+                            || {
+                                let (b1, dt) = timed(|| {
+                                    let (bi, ba) = srs.b_g1.split_at(b_inputs);
+                                    Ok(msm_split(bi, inputs, Some(&pa.b_input_density))?
+                                        + msm_split(ba, aux, Some(&pa.b_aux_density))?)
+                                });
+                                t.b_g1_msm = dt;
+                                b1
+                            },
+                            || {
+                                let (b2, dt) = timed(|| {
+                                    let (bi, ba) = srs.b_g2.split_at(b_inputs);
+                                    Ok(msm_split(bi, inputs, Some(&pa.b_input_density))?
+                                        + msm_split(ba, aux, Some(&pa.b_aux_density))?)
+                                });
+                                t.b_g2_msm = dt;
+                                b2
+                            },
+                        )
+                    },
+                )
+            },
+        );
+    let (h, l, a, b1, b2) = (h?, l?, a?, b1?, b2?);
+
+    let Randomness { r, s } = rand;
+    let delta_g1 = G1Projective::from(vk.delta_g1);
+    let g_a = a + vk.alpha_g1 + delta_g1 * r;
+    let g_b = b2 + vk.beta_g2 + G2Projective::from(vk.delta_g2) * s;
+    let b1_full = b1 + vk.beta_g1 + delta_g1 * s;
+    let g_c = g_a * s + b1_full * r - delta_g1 * (r * s) + h + l;
+    t.total = start.elapsed();
+    Ok((
+        Proof {
+            a: g_a.to_affine(),
+            b: g_b.to_affine(),
+            c: g_c.to_affine(),
+        },
+        t,
+    ))
+}
+
+/// Proves one assignment on the current rayon pool, logging phase times (debug level).
+pub fn prove_one(srs: &Srs, pa: &ProvingAssignment, rand: Randomness) -> Result<Proof, ProveError> {
+    let (proof, t) = prove_one_timed(srs, pa, rand)?;
+    log::debug!(
+        "cpu prove: {} constraints, {} aux: fft {:?}, h msm {:?}, l msm {:?}, a {:?}, b_g1 {:?}, b_g2 {:?}, total {:?}",
+        pa.a.len(),
+        pa.aux_assignment.len(),
+        t.fft,
+        t.h_msm,
+        t.l_msm,
+        t.a_msm,
+        t.b_g1_msm,
+        t.b_g2_msm,
+        t.total
+    );
+    Ok(proof)
+}
