@@ -1,1 +1,32 @@
-//! placeholder
+//! Filecoin proof kinds for filprove: from Curio / lotus inputs (C1 output, bincode vanilla
+//! proofs) to verified proof bytes, exactly as filecoin-proofs(-api) 19.1 returns them.
+//!
+//! - [`kinds`]: [`ProofKind`], registered proofs and [`CircuitSpec`] (one Groth16 circuit:
+//!   names, sizes, parameter file paths);
+//! - [`request`]: [`ProofRequest`], validated inputs; per-partition synthesis into a
+//!   [`filprove_groth16::ProvingAssignment`] plus the verifier's public inputs; assembly and
+//!   verification with filecoin-proofs' own verifiers;
+//! - [`c1`] and [`json`]: input formats (C1 JSON and its wrapper; the request file);
+//! - [`params`]: parameter directory, network manifest, parameter generation for test sizes;
+//! - [`prove()`]: the whole path with any [`filprove_groth16::Backend`], verified;
+//! - [`fixtures`]: seal small sectors locally and write request files for every kind.
+
+pub mod c1;
+pub mod circuits;
+pub mod error;
+pub mod fixtures;
+pub mod json;
+pub mod kinds;
+pub mod params;
+mod prove;
+pub mod request;
+
+pub use circuits::{CircuitShape, Partition};
+pub use error::FilecoinError;
+pub use kinds::{CircuitSpec, ProofKind, RegisteredProof};
+pub use params::{network_manifest, parameter_cache_dir, GeneratedParams};
+pub use prove::{prove, prove_with_randomness};
+pub use request::{prover_id_from_miner_id, ProofRequest, RequestBody};
+
+pub use filecoin_proofs_api::seal::SealCommitPhase1Output;
+pub use filecoin_proofs_api::{RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof};

@@ -1,0 +1,193 @@
+//! From request inputs to circuits: one module per proof family. Each builds the compound
+//! proof's circuit and public inputs exactly as filecoin-proofs does inside its own prover,
+//! and the blank circuit used for parameter generation.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use filprove_groth16::{Fr, ProvingAssignment};
+use serde::de::DeserializeOwned;
+
+use crate::error::FilecoinError;
+
+pub(crate) mod porep;
+pub(crate) mod post;
+pub(crate) mod update;
+
+/// Dispatches a function generic over the Merkle tree shape on a sector size. Only the three
+/// shapes the published sector sizes use are instantiated (2 KiB, 8 MiB and 512 MiB share one).
+macro_rules! with_tree {
+    ($size:expr, $f:ident $(, $args:expr)* $(,)?) => {
+        match $size {
+            s if s == (2u64 << 10) || s == (8u64 << 20) || s == (512u64 << 20) => {
+                $f::<filecoin_proofs::SectorShapeBase>($($args),*)
+            }
+            s if s == (32u64 << 30) => $f::<filecoin_proofs::SectorShape32GiB>($($args),*),
+            s if s == (64u64 << 30) => $f::<filecoin_proofs::SectorShape64GiB>($($args),*),
+            s => Err($crate::error::FilecoinError::Unsupported(format!("sector size {s}"))),
+        }
+    };
+}
+pub(crate) use with_tree;
+
+/// One partition, ready for a backend: its witness and its public inputs (without ONE).
+#[derive(Debug)]
+pub struct Partition {
+    /// The captured witness.
+    pub assignment: ProvingAssignment,
+    /// Public inputs as the verifier computes them (filecoin-proofs' `generate_public_inputs`).
+    pub public_inputs: Vec<Fr>,
+}
+
+/// Synthesizes a circuit into an assignment; circuit errors and panics inside the gadgets
+/// (which malformed vanilla proofs can trigger) become a typed error.
+pub(crate) fn synthesize_circuit<C: Circuit<Fr>>(
+    circuit: C,
+    partition: usize,
+) -> Result<ProvingAssignment, FilecoinError> {
+    match catch_unwind(AssertUnwindSafe(|| ProvingAssignment::synthesize(circuit))) {
+        Ok(Ok(a)) => Ok(a),
+        Ok(Err(e)) => Err(FilecoinError::SynthesisFailed {
+            partition,
+            message: e.to_string(),
+        }),
+        Err(p) => Err(FilecoinError::SynthesisFailed {
+            partition,
+            message: panic_message(&p),
+        }),
+    }
+}
+
+/// Runs `f`, turning a panic into a typed error (filecoin-proofs asserts on some bad inputs).
+pub(crate) fn no_panic<T>(
+    what: &str,
+    f: impl FnOnce() -> Result<T, FilecoinError>,
+) -> Result<T, FilecoinError> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        Err(FilecoinError::InvalidRequest(format!(
+            "{what}: {}",
+            panic_message(&p)
+        )))
+    })
+}
+
+fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        format!("panicked: {s}")
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        format!("panicked: {s}")
+    } else {
+        "panicked".to_string()
+    }
+}
+
+/// Decodes one bincode vanilla proof as filecoin-proofs-api encodes it (fixed-int, as
+/// `bincode::serialize`), reading no more than the input holds.
+pub(crate) fn decode_vanilla<T: DeserializeOwned>(
+    bytes: &[u8],
+    index: usize,
+) -> Result<T, FilecoinError> {
+    use bincode::Options;
+    bincode::DefaultOptions::new()
+        .with_fixint_encoding()
+        .allow_trailing_bytes()
+        .with_limit(bytes.len() as u64)
+        .deserialize(bytes)
+        .map_err(|e| FilecoinError::BadVanillaProof {
+            index,
+            message: e.to_string(),
+        })
+}
+
+/// The size of a circuit: what parameter generation and memory planning need.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CircuitShape {
+    /// Constraints, including the input constraints bellperson appends.
+    pub constraints: usize,
+    /// Public inputs, including ONE.
+    pub inputs: usize,
+    /// Private (aux) variables.
+    pub aux: usize,
+}
+
+impl CircuitShape {
+    /// log2 of the evaluation domain.
+    pub fn log_domain_size(&self) -> u32 {
+        self.constraints.max(1).next_power_of_two().trailing_zeros()
+    }
+}
+
+/// A constraint system that only counts (no witness, no matrices).
+#[derive(Default)]
+struct ShapeCounter(CircuitShape);
+
+impl ConstraintSystem<Fr> for ShapeCounter {
+    type Root = Self;
+
+    fn alloc<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Fr, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.0.aux += 1;
+        Ok(Variable::new_unchecked(Index::Aux(self.0.aux - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Fr, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.0.inputs += 1;
+        Ok(Variable::new_unchecked(Index::Input(self.0.inputs - 1)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Fr>) -> LinearCombination<Fr>,
+        LB: FnOnce(LinearCombination<Fr>) -> LinearCombination<Fr>,
+        LC: FnOnce(LinearCombination<Fr>) -> LinearCombination<Fr>,
+    {
+        self.0.constraints += 1;
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}
+
+/// Counts a (blank) circuit's constraints, inputs and aux variables the way bellperson lays
+/// them out (ONE input first, one extra constraint per input).
+pub(crate) fn count_shape<C: Circuit<Fr>>(circuit: C) -> Result<CircuitShape, FilecoinError> {
+    let mut cs = ShapeCounter::default();
+    cs.0.inputs = 1;
+    circuit
+        .synthesize(&mut cs)
+        .map_err(|e| FilecoinError::SynthesisFailed {
+            partition: 0,
+            message: e.to_string(),
+        })?;
+    cs.0.constraints += cs.0.inputs;
+    Ok(cs.0)
+}
+
+/// A circuit-building error of partition `partition`.
+pub(crate) fn synth_err(partition: usize, e: impl std::fmt::Display) -> FilecoinError {
+    FilecoinError::SynthesisFailed {
+        partition,
+        message: format!("{e:#}"),
+    }
+}

@@ -1,0 +1,282 @@
+//! PoRep (seal commit phase 2): circuits and public inputs from a C1 output, as
+//! `seal_commit_phase2` builds them.
+
+use std::any::Any;
+
+use filecoin_hashers::{Domain, Hasher};
+use filecoin_proofs::{
+    as_safe_commitment, parameters::setup_params, DefaultPieceDomain, DefaultPieceHasher,
+    DefaultTreeHasher, MerkleTreeTrait, PoRepConfig,
+};
+use filecoin_proofs_api::seal::{SealCommitPhase1Output, VanillaSealProof};
+use filecoin_proofs_api::{ApiFeature, RegisteredSealProof};
+use filprove_groth16::Fr;
+use storage_proofs_core::{compound_proof::CompoundProof, proof::ProofScheme};
+use storage_proofs_porep::stacked::{
+    self, generate_replica_id, StackedCircuit, StackedCompound, StackedDrg,
+};
+
+use super::{no_panic, synth_err, synthesize_circuit, with_tree, CircuitShape, Partition};
+use crate::error::FilecoinError;
+
+type RawProof<Tree> = stacked::Proof<Tree, DefaultPieceHasher>;
+type PubInputs = stacked::PublicInputs<
+    <DefaultTreeHasher as Hasher>::Domain,
+    <DefaultPieceHasher as Hasher>::Domain,
+>;
+
+/// The sector size a C1 output's vanilla proofs are typed for.
+fn vanilla_sector_size(v: &VanillaSealProof) -> u64 {
+    match v {
+        VanillaSealProof::StackedDrg2KiBV1(_) => 2 << 10,
+        VanillaSealProof::StackedDrg8MiBV1(_) => 8 << 20,
+        VanillaSealProof::StackedDrg512MiBV1(_) => 512 << 20,
+        VanillaSealProof::StackedDrg32GiBV1(_) => 32 << 30,
+        VanillaSealProof::StackedDrg64GiBV1(_) => 64 << 30,
+    }
+}
+
+/// Borrows the typed vanilla proofs (no copy; filecoin-proofs-api's own conversion clones).
+fn raw_proofs<Tree: 'static + MerkleTreeTrait>(
+    v: &VanillaSealProof,
+) -> Result<&[Vec<RawProof<Tree>>], FilecoinError> {
+    let any: &dyn Any = match v {
+        VanillaSealProof::StackedDrg2KiBV1(p) => p,
+        VanillaSealProof::StackedDrg8MiBV1(p) => p,
+        VanillaSealProof::StackedDrg512MiBV1(p) => p,
+        VanillaSealProof::StackedDrg32GiBV1(p) => p,
+        VanillaSealProof::StackedDrg64GiBV1(p) => p,
+    };
+    any.downcast_ref::<Vec<Vec<RawProof<Tree>>>>()
+        .map(Vec::as_slice)
+        .ok_or_else(|| {
+            FilecoinError::RegisteredProofMismatch(
+                "vanilla proofs have the wrong tree shape".into(),
+            )
+        })
+}
+
+fn config(registered: RegisteredSealProof) -> Result<PoRepConfig, FilecoinError> {
+    if registered.feature_enabled(ApiFeature::NonInteractivePoRep) {
+        return Err(FilecoinError::Unsupported(format!(
+            "{registered:?}: non-interactive PoRep returns an aggregated (SnarkPack) proof"
+        )));
+    }
+    Ok(registered.as_v1_config())
+}
+
+fn public_inputs(c1: &SealCommitPhase1Output) -> Result<PubInputs, FilecoinError> {
+    let bad =
+        |what: &'static str, message: String| FilecoinError::InvalidCommitment { what, message };
+    if c1.comm_d == [0; 32] {
+        return Err(bad("comm_d", "all zero".into()));
+    }
+    if c1.comm_r == [0; 32] {
+        return Err(bad("comm_r", "all zero".into()));
+    }
+    if c1.seed == [0; 32] {
+        return Err(bad("seed", "all zero".into()));
+    }
+    let comm_r =
+        as_safe_commitment(&c1.comm_r, "comm_r").map_err(|e| bad("comm_r", format!("{e:#}")))?;
+    let comm_d = DefaultPieceDomain::try_from_bytes(&c1.comm_d)
+        .map_err(|e| bad("comm_d", format!("{e:#}")))?;
+    Ok(stacked::PublicInputs {
+        replica_id: c1.replica_id,
+        tau: Some(stacked::Tau { comm_d, comm_r }),
+        k: None,
+        seed: Some(c1.seed),
+    })
+}
+
+/// Checks a C1 output against the registered proof, the prover id and the sector number, and
+/// verifies its vanilla proofs (cheap next to proving; catches corrupt inputs early).
+pub(crate) fn validate(
+    c1: &SealCommitPhase1Output,
+    prover_id: &[u8; 32],
+    sector_number: u64,
+) -> Result<(), FilecoinError> {
+    let registered = c1.registered_proof;
+    config(registered)?;
+    let size = u64::from(registered.sector_size());
+    let got = vanilla_sector_size(&c1.vanilla_proofs);
+    if got != size {
+        return Err(FilecoinError::WrongSectorSize {
+            registered: format!("{registered:?}"),
+            expected: size,
+            got,
+        });
+    }
+    no_panic("C1 vanilla proofs", || {
+        with_tree!(size, validate_inner, c1, prover_id, sector_number)
+    })
+}
+
+fn validate_inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
+    c1: &SealCommitPhase1Output,
+    prover_id: &[u8; 32],
+    sector_number: u64,
+) -> Result<(), FilecoinError> {
+    let config = config(c1.registered_proof)?;
+    let proofs = raw_proofs::<Tree>(&c1.vanilla_proofs)?;
+    let setup = setup_params(&config).map_err(FilecoinError::fp)?;
+    let partitions = usize::from(config.partitions);
+    if proofs.len() != partitions {
+        return Err(FilecoinError::WrongVanillaProofCount {
+            got: proofs.len(),
+            expected: format!("{partitions} partitions"),
+        });
+    }
+    let per_partition = setup.challenges.num_challenges_per_partition();
+    if let Some(p) = proofs.iter().find(|p| p.len() != per_partition) {
+        return Err(FilecoinError::WrongVanillaProofCount {
+            got: p.len(),
+            expected: format!("{per_partition} challenge proofs per partition"),
+        });
+    }
+    let pub_inputs = public_inputs(c1)?;
+    let replica_id = generate_replica_id::<DefaultTreeHasher, _>(
+        prover_id,
+        sector_number,
+        &c1.ticket,
+        c1.comm_d,
+        &config.porep_id,
+    );
+    if replica_id != c1.replica_id {
+        return Err(FilecoinError::InvalidRequest(
+            "the C1 replica_id does not match the miner id, sector number and ticket".into(),
+        ));
+    }
+    let pub_params =
+        StackedDrg::<Tree, DefaultPieceHasher>::setup(&setup).map_err(FilecoinError::fp)?;
+    let ok = StackedDrg::<Tree, DefaultPieceHasher>::verify_all_partitions(
+        &pub_params,
+        &pub_inputs,
+        proofs,
+    )
+    .map_err(FilecoinError::fp)?;
+    if !ok {
+        return Err(FilecoinError::InvalidRequest(
+            "the C1 vanilla proofs do not verify".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Circuit and public inputs of partition `k`.
+pub(crate) fn synthesize(
+    c1: &SealCommitPhase1Output,
+    k: usize,
+) -> Result<Partition, FilecoinError> {
+    with_tree!(
+        u64::from(c1.registered_proof.sector_size()),
+        synthesize_inner,
+        c1,
+        k
+    )
+}
+
+fn synthesize_inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
+    c1: &SealCommitPhase1Output,
+    k: usize,
+) -> Result<Partition, FilecoinError> {
+    let config = config(c1.registered_proof)?;
+    let proofs = raw_proofs::<Tree>(&c1.vanilla_proofs)?;
+    let vanilla = proofs.get(k).ok_or(FilecoinError::PartitionOutOfRange {
+        partition: k,
+        partitions: proofs.len(),
+    })?;
+    let setup = setup_params(&config).map_err(FilecoinError::fp)?;
+    let pub_params =
+        StackedDrg::<Tree, DefaultPieceHasher>::setup(&setup).map_err(FilecoinError::fp)?;
+    let pub_inputs = public_inputs(c1)?;
+    let circuit = <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<_, _>>::circuit(
+        &pub_inputs,
+        (),
+        vanilla,
+        &pub_params,
+        Some(k),
+    )
+    .map_err(|e| synth_err(k, e))?;
+    let public_inputs = StackedCompound::<Tree, DefaultPieceHasher>::generate_public_inputs(
+        &pub_inputs,
+        &pub_params,
+        Some(k),
+    )
+    .map_err(|e| synth_err(k, e))?;
+    let assignment = synthesize_circuit(circuit, k)?;
+    Ok(Partition {
+        assignment,
+        public_inputs,
+    })
+}
+
+/// The blank circuit of a seal proof (for parameter generation and shapes).
+pub(crate) fn blank<Tree: 'static + MerkleTreeTrait>(
+    registered: RegisteredSealProof,
+) -> Result<StackedCircuit<Tree, DefaultPieceHasher>, FilecoinError> {
+    let setup = setup_params(&registered.as_v1_config()).map_err(FilecoinError::fp)?;
+    let pub_params =
+        StackedDrg::<Tree, DefaultPieceHasher>::setup(&setup).map_err(FilecoinError::fp)?;
+    Ok(
+        <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<_, _>>::blank_circuit(
+            &pub_params,
+        ),
+    )
+}
+
+/// Shape of a seal proof's circuit.
+pub(crate) fn shape(registered: RegisteredSealProof) -> Result<CircuitShape, FilecoinError> {
+    fn inner<Tree: 'static + MerkleTreeTrait>(
+        r: RegisteredSealProof,
+    ) -> Result<CircuitShape, FilecoinError> {
+        super::count_shape(blank::<Tree>(r)?)
+    }
+    with_tree!(u64::from(registered.sector_size()), inner, registered)
+}
+
+/// filecoin-proofs' `verify_seal` (reads the `.vk` from the parameter cache).
+pub(crate) fn verify(
+    c1: &SealCommitPhase1Output,
+    prover_id: [u8; 32],
+    sector_number: u64,
+    proof: &[u8],
+) -> Result<bool, FilecoinError> {
+    filecoin_proofs_api::seal::verify_seal(
+        c1.registered_proof,
+        c1.comm_r,
+        c1.comm_d,
+        prover_id,
+        sector_number.into(),
+        c1.ticket,
+        c1.seed,
+        proof,
+    )
+    .map_err(FilecoinError::fp)
+}
+
+/// Public inputs of every partition (for checking partition proofs one by one).
+pub(crate) fn all_public_inputs(
+    c1: &SealCommitPhase1Output,
+) -> Result<Vec<Vec<Fr>>, FilecoinError> {
+    fn inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
+        c1: &SealCommitPhase1Output,
+    ) -> Result<Vec<Vec<Fr>>, FilecoinError> {
+        let config = config(c1.registered_proof)?;
+        let setup = setup_params(&config).map_err(FilecoinError::fp)?;
+        let pub_params =
+            StackedDrg::<Tree, DefaultPieceHasher>::setup(&setup).map_err(FilecoinError::fp)?;
+        let pub_inputs = public_inputs(c1)?;
+        (0..usize::from(config.partitions))
+            .map(|k| {
+                StackedCompound::<Tree, DefaultPieceHasher>::generate_public_inputs(
+                    &pub_inputs,
+                    &pub_params,
+                    Some(k),
+                )
+                .map_err(FilecoinError::fp)
+            })
+            .collect()
+    }
+    with_tree!(u64::from(c1.registered_proof.sector_size()), inner, c1)
+}

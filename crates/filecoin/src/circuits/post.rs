@@ -1,0 +1,306 @@
+//! WinningPoSt and WindowPoSt (one partition): circuits and public inputs from bincode vanilla
+//! proofs, as `generate_winning_post_with_vanilla` and `generate_single_window_post_with_vanilla`
+//! build them.
+
+use std::collections::BTreeMap;
+
+use bellperson::groth16;
+use filecoin_hashers::Hasher;
+use filecoin_proofs::{
+    as_safe_commitment, commitment_from_fr,
+    parameters::{window_post_setup_params, winning_post_setup_params},
+    partition_vanilla_proofs, single_partition_vanilla_proofs, DefaultTreeHasher,
+    FallbackPoStSectorProof, MerkleTreeTrait, PoStConfig,
+};
+use filecoin_proofs_api::{PoStType, PublicReplicaInfo, RegisteredPoStProof, SectorId};
+use filprove_groth16::{Bls12, Fr};
+use storage_proofs_core::{compound_proof::CompoundProof, proof::ProofScheme};
+use storage_proofs_post::fallback::{
+    self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector,
+};
+
+use super::{
+    decode_vanilla, no_panic, synth_err, synthesize_circuit, with_tree, CircuitShape, Partition,
+};
+use crate::error::FilecoinError;
+
+type Domain = <DefaultTreeHasher as Hasher>::Domain;
+
+/// The inputs of one PoSt proof (Winning, or one Window partition).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PostInputs<'a> {
+    pub registered: RegisteredPoStProof,
+    pub prover_id: [u8; 32],
+    pub randomness: [u8; 32],
+    /// Window partition index (0 for Winning).
+    pub partition_index: usize,
+    pub vanilla_proofs: &'a [Vec<u8>],
+}
+
+/// Everything derived from the inputs: parameters, circuit inputs and the verifier's inputs.
+struct Prepared<Tree: 'static + MerkleTreeTrait> {
+    config: PoStConfig,
+    pub_params: fallback::PublicParams,
+    /// Public inputs as the prover builds them (its partition's sectors).
+    prover_inputs: fallback::PublicInputs<Domain>,
+    /// Public inputs as the verifier builds them, and the partition index to take.
+    verifier_inputs: fallback::PublicInputs<Domain>,
+    verifier_k: usize,
+    partition_proof: fallback::Proof<<Tree as MerkleTreeTrait>::Proof>,
+    sectors: Vec<(SectorId, [u8; 32])>,
+}
+
+fn safe(what: &'static str, bytes: &[u8; 32]) -> Result<Domain, FilecoinError> {
+    as_safe_commitment(bytes, what).map_err(|e| FilecoinError::InvalidCommitment {
+        what,
+        message: format!("{e:#}"),
+    })
+}
+
+fn prepare<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
+    inp: &PostInputs<'_>,
+) -> Result<Prepared<Tree>, FilecoinError> {
+    let config = inp.registered.as_v1_config();
+    let randomness = safe("randomness", &inp.randomness)?;
+    let prover_id = safe("prover_id", &inp.prover_id)?;
+    let n = inp.vanilla_proofs.len();
+    let proofs: Vec<FallbackPoStSectorProof<Tree>> = inp
+        .vanilla_proofs
+        .iter()
+        .enumerate()
+        .map(|(i, b)| decode_vanilla(b, i))
+        .collect::<Result<_, _>>()?;
+    let pub_sectors: Vec<PublicSector<Domain>> = proofs
+        .iter()
+        .map(|p| PublicSector {
+            id: p.sector_id,
+            comm_r: p.comm_r,
+        })
+        .collect();
+    let sectors = proofs
+        .iter()
+        .map(|p| (p.sector_id, commitment_from_fr(p.comm_r.into())))
+        .collect();
+    let mismatch = |e: String| FilecoinError::InvalidRequest(format!("vanilla proofs: {e}"));
+    match config.typ {
+        PoStType::Winning => {
+            if n != config.sector_count {
+                return Err(FilecoinError::WrongVanillaProofCount {
+                    got: n,
+                    expected: config.sector_count.to_string(),
+                });
+            }
+            let setup = winning_post_setup_params(&config).map_err(FilecoinError::fp)?;
+            let pub_params = FallbackPoSt::<Tree>::setup(&setup).map_err(FilecoinError::fp)?;
+            let prover_inputs = fallback::PublicInputs {
+                randomness,
+                prover_id,
+                sectors: pub_sectors.clone(),
+                k: None,
+            };
+            let mut partitioned =
+                partition_vanilla_proofs(&config, &pub_params, &prover_inputs, 1, &proofs)
+                    .map_err(|e| mismatch(format!("{e:#}")))?;
+            // The verifier lists the challenged sectors once per circuit sector slot.
+            let verifier_inputs = fallback::PublicInputs {
+                sectors: (0..pub_params.sector_count)
+                    .flat_map(|_| pub_sectors.clone())
+                    .collect(),
+                ..prover_inputs.clone()
+            };
+            let partition_proof = partitioned
+                .pop()
+                .ok_or_else(|| mismatch("no partition".into()))?;
+            Ok(Prepared {
+                config,
+                pub_params,
+                prover_inputs,
+                verifier_inputs,
+                verifier_k: 0,
+                partition_proof,
+                sectors,
+            })
+        }
+        PoStType::Window => {
+            if n == 0 || n > config.sector_count {
+                return Err(FilecoinError::WrongVanillaProofCount {
+                    got: n,
+                    expected: format!("1..={}", config.sector_count),
+                });
+            }
+            let setup = window_post_setup_params(&config);
+            let pub_params = FallbackPoSt::<Tree>::setup(&setup).map_err(FilecoinError::fp)?;
+            let prover_inputs = fallback::PublicInputs {
+                randomness,
+                prover_id,
+                sectors: pub_sectors.clone(),
+                k: Some(inp.partition_index),
+            };
+            let partition_proof =
+                single_partition_vanilla_proofs(&config, &pub_params, &prover_inputs, &proofs)
+                    .map_err(|e| mismatch(format!("{e:#}")))?;
+            // The verifier sees the whole deadline; only this partition's chunk matters, so
+            // the earlier chunks are filled with placeholders.
+            let mut all =
+                vec![pub_sectors[0].clone(); inp.partition_index * pub_params.sector_count];
+            all.extend(pub_sectors);
+            let verifier_inputs = fallback::PublicInputs {
+                sectors: all,
+                k: None,
+                ..prover_inputs.clone()
+            };
+            Ok(Prepared {
+                config,
+                pub_params,
+                prover_inputs,
+                verifier_inputs,
+                verifier_k: inp.partition_index,
+                partition_proof,
+                sectors,
+            })
+        }
+    }
+}
+
+fn prepare_checked<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
+    inp: &PostInputs<'_>,
+) -> Result<Prepared<Tree>, FilecoinError> {
+    no_panic("PoSt vanilla proofs", || prepare::<Tree>(inp))
+}
+
+/// Checks the vanilla proofs (decode, count, and filecoin-proofs' vanilla verification).
+pub(crate) fn validate(inp: &PostInputs<'_>) -> Result<(), FilecoinError> {
+    fn inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
+        inp: &PostInputs<'_>,
+    ) -> Result<(), FilecoinError> {
+        prepare_checked::<Tree>(inp).map(|_| ())
+    }
+    with_tree!(u64::from(inp.registered.sector_size()), inner, inp)
+}
+
+/// The circuit and public inputs of the (single) partition.
+pub(crate) fn synthesize(inp: &PostInputs<'_>) -> Result<Partition, FilecoinError> {
+    with_tree!(
+        u64::from(inp.registered.sector_size()),
+        synthesize_inner,
+        inp
+    )
+}
+
+fn synthesize_inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
+    inp: &PostInputs<'_>,
+) -> Result<Partition, FilecoinError> {
+    let p = prepare_checked::<Tree>(inp)?;
+    let circuit = <FallbackPoStCompound<Tree> as CompoundProof<_, _>>::circuit(
+        &p.prover_inputs,
+        Default::default(),
+        &p.partition_proof,
+        &p.pub_params,
+        Some(0),
+    )
+    .map_err(|e| synth_err(0, e))?;
+    let public_inputs = verifier_public_inputs(&p)?;
+    let assignment = synthesize_circuit(circuit, 0)?;
+    Ok(Partition {
+        assignment,
+        public_inputs,
+    })
+}
+
+fn verifier_public_inputs<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
+    p: &Prepared<Tree>,
+) -> Result<Vec<Fr>, FilecoinError> {
+    FallbackPoStCompound::<Tree>::generate_public_inputs(
+        &p.verifier_inputs,
+        &p.pub_params,
+        Some(p.verifier_k),
+    )
+    .map_err(|e| synth_err(0, e))
+}
+
+/// The verifier's public inputs of the partition.
+pub(crate) fn public_inputs(inp: &PostInputs<'_>) -> Result<Vec<Fr>, FilecoinError> {
+    fn inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
+        inp: &PostInputs<'_>,
+    ) -> Result<Vec<Fr>, FilecoinError> {
+        verifier_public_inputs(&prepare_checked::<Tree>(inp)?)
+    }
+    with_tree!(u64::from(inp.registered.sector_size()), inner, inp)
+}
+
+/// Verifies with filecoin-proofs: `verify_winning_post`; for WindowPoSt `verify_window_post`
+/// when the partition is a whole deadline (index 0, sectors in order), otherwise the
+/// compound proof's per-partition public inputs and the cached verifying key.
+pub(crate) fn verify(inp: &PostInputs<'_>, proof: &[u8]) -> Result<bool, FilecoinError> {
+    with_tree!(
+        u64::from(inp.registered.sector_size()),
+        verify_inner,
+        inp,
+        proof
+    )
+}
+
+fn verify_inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
+    inp: &PostInputs<'_>,
+    proof: &[u8],
+) -> Result<bool, FilecoinError> {
+    let p = prepare_checked::<Tree>(inp)?;
+    let replicas: BTreeMap<SectorId, PublicReplicaInfo> = p
+        .sectors
+        .iter()
+        .map(|(id, comm_r)| (*id, PublicReplicaInfo::new(inp.registered, *comm_r)))
+        .collect();
+    let in_order = p.sectors.windows(2).all(|w| w[0].0 < w[1].0);
+    match p.config.typ {
+        PoStType::Winning => filecoin_proofs_api::post::verify_winning_post(
+            &inp.randomness,
+            proof,
+            &replicas,
+            inp.prover_id,
+        )
+        .map_err(FilecoinError::fp),
+        PoStType::Window if inp.partition_index == 0 && in_order => {
+            filecoin_proofs_api::post::verify_window_post(
+                &inp.randomness,
+                &[(inp.registered, proof)],
+                &replicas,
+                inp.prover_id,
+            )
+            .map_err(FilecoinError::fp)
+        }
+        PoStType::Window => {
+            let inputs = verifier_public_inputs(&p)?;
+            let vk = <FallbackPoStCompound<Tree> as CompoundProof<_, _>>::verifying_key::<
+                rand::rngs::OsRng,
+            >(None, &p.pub_params)
+            .map_err(FilecoinError::fp)?;
+            let pvk = groth16::prepare_verifying_key(&vk);
+            let proof = groth16::Proof::<Bls12>::read(proof)
+                .map_err(|e| FilecoinError::MalformedProof(e.to_string()))?;
+            groth16::verify_proof(&pvk, &proof, &inputs).map_err(FilecoinError::fp)
+        }
+    }
+}
+
+/// The blank circuit of a PoSt proof.
+pub(crate) fn blank<Tree: 'static + MerkleTreeTrait>(
+    registered: RegisteredPoStProof,
+) -> Result<FallbackPoStCircuit<Tree>, FilecoinError> {
+    let config = registered.as_v1_config();
+    let setup = match config.typ {
+        PoStType::Winning => winning_post_setup_params(&config).map_err(FilecoinError::fp)?,
+        PoStType::Window => window_post_setup_params(&config),
+    };
+    let pub_params = FallbackPoSt::<Tree>::setup(&setup).map_err(FilecoinError::fp)?;
+    Ok(<FallbackPoStCompound<Tree> as CompoundProof<_, _>>::blank_circuit(&pub_params))
+}
+
+/// Shape of a PoSt proof's circuit.
+pub(crate) fn shape(registered: RegisteredPoStProof) -> Result<CircuitShape, FilecoinError> {
+    fn inner<Tree: 'static + MerkleTreeTrait>(
+        r: RegisteredPoStProof,
+    ) -> Result<CircuitShape, FilecoinError> {
+        super::count_shape(blank::<Tree>(r)?)
+    }
+    with_tree!(u64::from(registered.sector_size()), inner, registered)
+}

@@ -1,0 +1,195 @@
+//! SnapDeals (empty sector update): circuits and public inputs from bincode partition proofs,
+//! as `generate_empty_sector_update_proof_with_vanilla` builds them.
+
+use filecoin_hashers::Domain as _;
+use filecoin_proofs::{DefaultPieceDomain, MerkleTreeTrait, SectorUpdateConfig, TreeRHasher};
+use filecoin_proofs_api::RegisteredUpdateProof;
+use filprove_groth16::Fr;
+use storage_proofs_core::{compound_proof::CompoundProof, proof::ProofScheme};
+use storage_proofs_update::{
+    constants::TreeRDomain, EmptySectorUpdate, EmptySectorUpdateCircuit, EmptySectorUpdateCompound,
+    PartitionProof, PublicInputs, PublicParams,
+};
+
+use super::{
+    decode_vanilla, no_panic, synth_err, synthesize_circuit, with_tree, CircuitShape, Partition,
+};
+use crate::error::FilecoinError;
+
+/// The inputs of one SnapDeals proof.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct UpdateInputs<'a> {
+    pub registered: RegisteredUpdateProof,
+    pub comm_r_old: [u8; 32],
+    pub comm_r_new: [u8; 32],
+    pub comm_d_new: [u8; 32],
+    pub vanilla_proofs: &'a [Vec<u8>],
+}
+
+fn comm(what: &'static str, bytes: &[u8; 32]) -> Result<TreeRDomain, FilecoinError> {
+    if *bytes == [0; 32] {
+        return Err(FilecoinError::InvalidCommitment {
+            what,
+            message: "all zero".into(),
+        });
+    }
+    TreeRDomain::try_from_bytes(bytes).map_err(|e| FilecoinError::InvalidCommitment {
+        what,
+        message: format!("{e:#}"),
+    })
+}
+
+fn public(inp: &UpdateInputs<'_>) -> Result<(PublicParams, PublicInputs), FilecoinError> {
+    let config = SectorUpdateConfig::from_porep_config(&inp.registered.as_v1_config());
+    let comm_d_new = DefaultPieceDomain::try_from_bytes(&inp.comm_d_new).map_err(|e| {
+        FilecoinError::InvalidCommitment {
+            what: "comm_d_new",
+            message: format!("{e:#}"),
+        }
+    })?;
+    let pub_inputs = PublicInputs {
+        k: usize::from(config.update_partitions),
+        comm_r_old: comm("comm_r_old", &inp.comm_r_old)?,
+        comm_d_new,
+        comm_r_new: comm("comm_r_new", &inp.comm_r_new)?,
+        h: config.h,
+    };
+    Ok((
+        PublicParams::from_sector_size(u64::from(config.sector_size)),
+        pub_inputs,
+    ))
+}
+
+fn decode<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    inp: &UpdateInputs<'_>,
+    pub_params: &PublicParams,
+) -> Result<Vec<PartitionProof<Tree>>, FilecoinError> {
+    let n = inp.vanilla_proofs.len();
+    if n != pub_params.partition_count {
+        return Err(FilecoinError::WrongVanillaProofCount {
+            got: n,
+            expected: pub_params.partition_count.to_string(),
+        });
+    }
+    inp.vanilla_proofs
+        .iter()
+        .enumerate()
+        .map(|(i, b)| decode_vanilla(b, i))
+        .collect()
+}
+
+/// Checks the commitments and the partition proofs (decode, count, vanilla verification).
+pub(crate) fn validate(inp: &UpdateInputs<'_>) -> Result<(), FilecoinError> {
+    fn inner<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+        inp: &UpdateInputs<'_>,
+    ) -> Result<(), FilecoinError> {
+        let (pub_params, pub_inputs) = public(inp)?;
+        let proofs = decode::<Tree>(inp, &pub_params)?;
+        let ok =
+            EmptySectorUpdate::<Tree>::verify_all_partitions(&pub_params, &pub_inputs, &proofs)
+                .map_err(FilecoinError::fp)?;
+        if !ok {
+            return Err(FilecoinError::InvalidRequest(
+                "the update partition proofs do not verify against the commitments".into(),
+            ));
+        }
+        Ok(())
+    }
+    no_panic("update vanilla proofs", || {
+        with_tree!(u64::from(inp.registered.sector_size()), inner, inp)
+    })
+}
+
+/// The circuit and public inputs of partition `k`.
+pub(crate) fn synthesize(inp: &UpdateInputs<'_>, k: usize) -> Result<Partition, FilecoinError> {
+    with_tree!(
+        u64::from(inp.registered.sector_size()),
+        synthesize_inner,
+        inp,
+        k
+    )
+}
+
+fn synthesize_inner<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    inp: &UpdateInputs<'_>,
+    k: usize,
+) -> Result<Partition, FilecoinError> {
+    let (pub_params, pub_inputs) = public(inp)?;
+    let n = inp.vanilla_proofs.len();
+    let bytes = inp
+        .vanilla_proofs
+        .get(k)
+        .ok_or(FilecoinError::PartitionOutOfRange {
+            partition: k,
+            partitions: n,
+        })?;
+    let vanilla: PartitionProof<Tree> = decode_vanilla(bytes, k)?;
+    let circuit = no_panic("update circuit", || {
+        <EmptySectorUpdateCompound<Tree> as CompoundProof<_, _>>::circuit(
+            &pub_inputs,
+            (),
+            &vanilla,
+            &pub_params,
+            Some(k),
+        )
+        .map_err(|e| synth_err(k, e))
+    })?;
+    let public_inputs = public_inputs_of::<Tree>(&pub_inputs, &pub_params, k)?;
+    let assignment = synthesize_circuit(circuit, k)?;
+    Ok(Partition {
+        assignment,
+        public_inputs,
+    })
+}
+
+fn public_inputs_of<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    pub_inputs: &PublicInputs,
+    pub_params: &PublicParams,
+    k: usize,
+) -> Result<Vec<Fr>, FilecoinError> {
+    EmptySectorUpdateCompound::<Tree>::generate_public_inputs(pub_inputs, pub_params, Some(k))
+        .map_err(|e| synth_err(k, e))
+}
+
+/// Public inputs of every partition.
+pub(crate) fn all_public_inputs(inp: &UpdateInputs<'_>) -> Result<Vec<Vec<Fr>>, FilecoinError> {
+    fn inner<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+        inp: &UpdateInputs<'_>,
+    ) -> Result<Vec<Vec<Fr>>, FilecoinError> {
+        let (pub_params, pub_inputs) = public(inp)?;
+        (0..pub_params.partition_count)
+            .map(|k| public_inputs_of::<Tree>(&pub_inputs, &pub_params, k))
+            .collect()
+    }
+    with_tree!(u64::from(inp.registered.sector_size()), inner, inp)
+}
+
+/// filecoin-proofs' `verify_empty_sector_update_proof`.
+pub(crate) fn verify(inp: &UpdateInputs<'_>, proof: &[u8]) -> Result<bool, FilecoinError> {
+    filecoin_proofs_api::update::verify_empty_sector_update_proof(
+        inp.registered,
+        proof,
+        inp.comm_r_old,
+        inp.comm_r_new,
+        inp.comm_d_new,
+    )
+    .map_err(FilecoinError::fp)
+}
+
+/// The blank circuit of an update proof.
+pub(crate) fn blank<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    registered: RegisteredUpdateProof,
+) -> EmptySectorUpdateCircuit<Tree> {
+    let pub_params = PublicParams::from_sector_size(u64::from(registered.sector_size()));
+    <EmptySectorUpdateCompound<Tree> as CompoundProof<_, _>>::blank_circuit(&pub_params)
+}
+
+/// Shape of an update proof's circuit.
+pub(crate) fn shape(registered: RegisteredUpdateProof) -> Result<CircuitShape, FilecoinError> {
+    fn inner<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+        r: RegisteredUpdateProof,
+    ) -> Result<CircuitShape, FilecoinError> {
+        super::count_shape(blank::<Tree>(r))
+    }
+    with_tree!(u64::from(registered.sector_size()), inner, registered)
+}

@@ -1,0 +1,187 @@
+//! Parameter files: where they live, the network manifest, and generation for test sizes.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use bellperson::Circuit;
+use filecoin_proofs::{MerkleTreeTrait, TreeRHasher};
+use filprove_groth16::{Fr, Srs};
+use rand_core::RngCore;
+
+use crate::circuits::{porep, post, update, with_tree, CircuitShape};
+use crate::error::FilecoinError;
+use crate::kinds::{CircuitSpec, RegisteredProof};
+
+/// The environment variable filecoin-proofs reads the parameter directory from.
+pub const PARAMETER_CACHE_ENV: &str = "FIL_PROOFS_PARAMETER_CACHE";
+
+/// filecoin-proofs' default parameter directory.
+pub const DEFAULT_PARAMETER_CACHE: &str = "/var/tmp/filecoin-proof-parameters";
+
+/// The parameter directory: `FIL_PROOFS_PARAMETER_CACHE`, else
+/// `/var/tmp/filecoin-proof-parameters`. Never overridden here: filecoin-proofs' verifiers
+/// read the same variable (once, at first use), so set it before the first proof call.
+pub fn parameter_cache_dir() -> PathBuf {
+    match std::env::var_os(PARAMETER_CACHE_ENV) {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => PathBuf::from(DEFAULT_PARAMETER_CACHE),
+    }
+}
+
+/// The network's `parameters.json` as embedded in storage-proofs-core (file name ->
+/// `{cid, digest, sector_size}`).
+pub fn network_manifest() -> &'static str {
+    storage_proofs_core::parameter_cache::PARAMETERS_DATA
+}
+
+/// Fails with [`FilecoinError::ParamsMissing`] (naming the generate command) unless the
+/// circuit's `.vk` is in `cache_dir`.
+pub fn check_vk_present(spec: &CircuitSpec, cache_dir: &Path) -> Result<(), FilecoinError> {
+    let vk = spec.vk_path(cache_dir);
+    if vk.is_file() {
+        Ok(())
+    } else {
+        Err(FilecoinError::ParamsMissing {
+            path: vk,
+            short_name: spec.short_name.clone(),
+        })
+    }
+}
+
+/// Fails with [`FilecoinError::ParamsMissing`] unless the circuit's `.params` is in `cache_dir`.
+pub fn check_params_present(
+    spec: &CircuitSpec,
+    cache_dir: &Path,
+) -> Result<PathBuf, FilecoinError> {
+    let path = spec.params_path(cache_dir);
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(FilecoinError::ParamsMissing {
+            path,
+            short_name: spec.short_name.clone(),
+        })
+    }
+}
+
+/// What [`CircuitSpec::generate_params`] wrote.
+#[derive(Clone, Debug)]
+pub struct GeneratedParams {
+    /// The `.params` file.
+    pub params_path: PathBuf,
+    /// The `.vk` file.
+    pub vk_path: PathBuf,
+    /// The `.meta` file.
+    pub meta_path: PathBuf,
+    /// Seconds spent generating (not writing).
+    pub generate_secs: f64,
+}
+
+impl CircuitSpec {
+    /// Counts the blank circuit's constraints, inputs and aux variables (a full synthesis
+    /// without witness: fast for test sizes, minutes for 32 GiB PoRep).
+    pub fn blank_shape(&self) -> Result<CircuitShape, FilecoinError> {
+        match self.registered {
+            RegisteredProof::Seal(p) => porep::shape(p),
+            RegisteredProof::PoSt(p) => post::shape(p),
+            RegisteredProof::Update(p) => update::shape(p),
+        }
+    }
+
+    /// Generates random (insecure, test-only) parameters for this circuit from its blank
+    /// circuit and writes `v28-<cache_id>.params`, `.vk` and `.meta` into `cache_dir`,
+    /// each atomically (temporary file, then rename), so that filecoin-proofs' own prover and
+    /// verifiers find them. A seeded `rng` gives identical files.
+    pub fn generate_params<R: RngCore>(
+        &self,
+        cache_dir: &Path,
+        rng: &mut R,
+    ) -> Result<GeneratedParams, FilecoinError> {
+        fs::create_dir_all(cache_dir).map_err(|e| FilecoinError::io("create", cache_dir, e))?;
+        let start = Instant::now();
+        let srs = match self.registered {
+            RegisteredProof::Seal(p) => {
+                fn g<Tree: 'static + MerkleTreeTrait>(
+                    p: filecoin_proofs_api::RegisteredSealProof,
+                    rng: &mut dyn RngCore,
+                ) -> Result<Srs, FilecoinError> {
+                    keygen(porep::blank::<Tree>(p)?, rng)
+                }
+                with_tree!(self.sector_size, g, p, &mut *rng)?
+            }
+            RegisteredProof::PoSt(p) => {
+                fn g<Tree: 'static + MerkleTreeTrait>(
+                    p: filecoin_proofs_api::RegisteredPoStProof,
+                    rng: &mut dyn RngCore,
+                ) -> Result<Srs, FilecoinError> {
+                    keygen(post::blank::<Tree>(p)?, rng)
+                }
+                with_tree!(self.sector_size, g, p, &mut *rng)?
+            }
+            RegisteredProof::Update(p) => {
+                fn g<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+                    p: filecoin_proofs_api::RegisteredUpdateProof,
+                    rng: &mut dyn RngCore,
+                ) -> Result<Srs, FilecoinError> {
+                    keygen(update::blank::<Tree>(p), rng)
+                }
+                with_tree!(self.sector_size, g, p, &mut *rng)?
+            }
+        };
+        let generate_secs = start.elapsed().as_secs_f64();
+        let out = GeneratedParams {
+            params_path: self.params_path(cache_dir),
+            vk_path: self.vk_path(cache_dir),
+            meta_path: self.meta_path(cache_dir),
+            generate_secs,
+        };
+        write_srs(&srs, &out.params_path, &out.vk_path)?;
+        let meta = format!("{{\"sector_size\":{}}}", self.sector_size);
+        write_atomic(&out.meta_path, |f| f.write_all(meta.as_bytes()))?;
+        log::info!("generated {} in {:.1} s", self, generate_secs);
+        Ok(out)
+    }
+}
+
+/// Parameter generation for one blank circuit.
+fn keygen<C: Circuit<Fr>>(circuit: C, mut rng: &mut dyn RngCore) -> Result<Srs, FilecoinError> {
+    let params = bellperson::groth16::generate_random_parameters::<filprove_groth16::Bls12, _, _>(
+        circuit, &mut rng,
+    )
+    .map_err(|e| FilecoinError::Params(format!("generation failed: {e}")))?;
+    Ok(Srs::from(&params))
+}
+
+fn write_srs(srs: &Srs, params_path: &Path, vk_path: &Path) -> Result<(), FilecoinError> {
+    let params: bellperson::groth16::Parameters<filprove_groth16::Bls12> = srs.into();
+    write_atomic(params_path, |f| params.write(f))?;
+    write_atomic(vk_path, |f| params.vk.write(f))
+}
+
+/// Writes `path` through a temporary file in the same directory, then renames it.
+fn write_atomic(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<&mut fs::File>) -> std::io::Result<()>,
+) -> Result<(), FilecoinError> {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("params");
+    let tmp = path.with_file_name(format!(".{name}.tmp.{}", std::process::id()));
+    let result = (|| {
+        let mut file = fs::File::create(&tmp)?;
+        {
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut file);
+            write(&mut w)?;
+            w.flush()?;
+        }
+        file.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    result.map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        FilecoinError::io("write", path, e)
+    })
+}
