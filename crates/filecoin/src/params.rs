@@ -1,7 +1,7 @@
 //! Parameter files: where they live, the network manifest, and generation for test sizes.
 
 use std::fs;
-use std::io::Write;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -90,6 +90,16 @@ impl CircuitSpec {
         }
     }
 
+    /// Reads this circuit's `.params` from `cache_dir` ([`FilecoinError::ParamsMissing`], with
+    /// the command that generates it, when absent). `validate` checks every point's subgroup.
+    pub fn load_srs(&self, cache_dir: &Path, validate: bool) -> Result<Srs, FilecoinError> {
+        let path = check_params_present(self, cache_dir)?;
+        Ok(Srs::read_file(
+            &path,
+            &filprove_groth16::params::ReadOptions { validate },
+        )?)
+    }
+
     /// Generates random (insecure, test-only) parameters for this circuit from its blank
     /// circuit and writes `v28-<cache_id>.params`, `.vk` and `.meta` into `cache_dir`,
     /// each atomically (temporary file, then rename), so that filecoin-proofs' own prover and
@@ -139,49 +149,28 @@ impl CircuitSpec {
         };
         write_srs(&srs, &out.params_path, &out.vk_path)?;
         let meta = format!("{{\"sector_size\":{}}}", self.sector_size);
-        write_atomic(&out.meta_path, |f| f.write_all(meta.as_bytes()))?;
+        write_atomic(&out.meta_path, meta.as_bytes())?;
         log::info!("generated {} in {:.1} s", self, generate_secs);
         Ok(out)
     }
 }
 
-/// Parameter generation for one blank circuit.
+/// Parameter generation for one blank circuit (filprove's multi-threaded keygen; the same
+/// parameters bellperson's `generate_random_parameters` makes from the same random values).
 fn keygen<C: Circuit<Fr>>(circuit: C, mut rng: &mut dyn RngCore) -> Result<Srs, FilecoinError> {
-    let params = bellperson::groth16::generate_random_parameters::<filprove_groth16::Bls12, _, _>(
+    Ok(filprove_groth16::keygen::generate_parameters(
         circuit, &mut rng,
-    )
-    .map_err(|e| FilecoinError::Params(format!("generation failed: {e}")))?;
-    Ok(Srs::from(&params))
+    )?)
 }
 
 fn write_srs(srs: &Srs, params_path: &Path, vk_path: &Path) -> Result<(), FilecoinError> {
-    let params: bellperson::groth16::Parameters<filprove_groth16::Bls12> = srs.into();
-    write_atomic(params_path, |f| params.write(f))?;
-    write_atomic(vk_path, |f| params.vk.write(f))
+    srs.write_file(params_path)?;
+    srs.vk.write_file(vk_path)?;
+    Ok(())
 }
 
-/// Writes `path` through a temporary file in the same directory, then renames it.
-fn write_atomic(
-    path: &Path,
-    write: impl FnOnce(&mut std::io::BufWriter<&mut fs::File>) -> std::io::Result<()>,
-) -> Result<(), FilecoinError> {
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("params");
-    let tmp = path.with_file_name(format!(".{name}.tmp.{}", std::process::id()));
-    let result = (|| {
-        let mut file = fs::File::create(&tmp)?;
-        {
-            let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut file);
-            write(&mut w)?;
-            w.flush()?;
-        }
-        file.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    result.map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        FilecoinError::io("write", path, e)
-    })
+/// Writes `path` atomically (temporary file in the same directory, fsync, rename).
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FilecoinError> {
+    filprove_groth16::params::write_atomic(path, |w| w.write_all(bytes))?;
+    Ok(())
 }

@@ -1,0 +1,397 @@
+//! Input handling on real 2 KiB fixtures: every accepted encoding, and typed errors (never a
+//! panic) for truncated, corrupted, oversized or mismatching inputs.
+
+mod common;
+
+use base64::Engine as _;
+use filprove_filecoin::c1::{C1Wrapper, MAX_C1_BYTES};
+use filprove_filecoin::fixtures::FIXTURE_MINER_ID;
+use filprove_filecoin::{
+    FilecoinError, ProofKind, ProofRequest, RegisteredPoStProof, RegisteredUpdateProof, RequestBody,
+};
+
+fn code(r: Result<ProofRequest, FilecoinError>) -> &'static str {
+    match r {
+        Ok(_) => "ok",
+        Err(e) => {
+            assert!(!e.to_string().is_empty());
+            e.code()
+        }
+    }
+}
+
+fn raw_c1() -> Vec<u8> {
+    std::fs::read(common::env().set_2k.c1_raw.as_ref().unwrap()).unwrap()
+}
+
+#[test]
+fn c1_raw_wrapped_and_request_file_agree() {
+    let raw = raw_c1();
+    let wrapped = std::fs::read(common::env().set_2k.c1_wrapped.as_ref().unwrap()).unwrap();
+    let a = ProofRequest::parse_c1(&raw, Some(1), FIXTURE_MINER_ID).unwrap();
+    let b = ProofRequest::parse_c1(&wrapped, None, FIXTURE_MINER_ID).unwrap();
+    let c = common::request(ProofKind::PoRep);
+    assert_eq!(a.kind(), ProofKind::PoRep);
+    assert_eq!(a.num_partitions(), 1);
+    assert_eq!(a.circuit().short_name, "porep-2k");
+    for r in [&b, &c] {
+        assert_eq!(r.to_request_json(), a.to_request_json());
+        assert_eq!(r.public_inputs().unwrap(), a.public_inputs().unwrap());
+    }
+    // Wrapper given inline in a request file.
+    let w: C1Wrapper = serde_json::from_slice(&wrapped).unwrap();
+    let file = serde_json::json!({"kind": "porep", "miner_id": FIXTURE_MINER_ID, "c1_wrapped": w});
+    let d = ProofRequest::from_request_json(file.to_string().as_bytes()).unwrap();
+    assert_eq!(d.to_request_json(), a.to_request_json());
+}
+
+#[test]
+fn request_files_round_trip() {
+    for kind in ProofKind::ALL {
+        let req = common::request(kind);
+        assert_eq!(req.kind(), kind);
+        let again = ProofRequest::from_request_json(&req.to_request_json()).unwrap();
+        assert_eq!(again.to_request_json(), req.to_request_json());
+        assert_eq!(again.public_inputs().unwrap(), req.public_inputs().unwrap());
+    }
+}
+
+#[test]
+fn bad_c1_inputs_are_typed_errors() {
+    let raw = raw_c1();
+    let m = FIXTURE_MINER_ID;
+    // Truncated anywhere: bad JSON.
+    for cut in [0, 1, raw.len() / 3, raw.len() / 2, raw.len() - 1] {
+        assert_eq!(
+            code(ProofRequest::parse_c1(&raw[..cut], Some(1), m)),
+            "bad_json",
+            "cut {cut}"
+        );
+    }
+    // Oversized: refused before parsing.
+    let big = vec![b' '; MAX_C1_BYTES * 2];
+    assert_eq!(
+        code(ProofRequest::parse_c1(&big, Some(1), m)),
+        "input_too_large"
+    );
+    // Raw C1 without a sector number.
+    assert_eq!(
+        code(ProofRequest::parse_c1(&raw, None, m)),
+        "invalid_request"
+    );
+    // Wrong miner id or sector number: the replica id does not match.
+    assert_eq!(
+        code(ProofRequest::parse_c1(&raw, Some(2), m)),
+        "invalid_request"
+    );
+    assert_eq!(
+        code(ProofRequest::parse_c1(&raw, Some(1), m + 1)),
+        "invalid_request"
+    );
+    // Corrupted bytes inside the JSON: never a panic, always a typed error.
+    let text = String::from_utf8(raw.clone()).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["comm_r"] = serde_json::json!([0; 32]);
+    assert_eq!(
+        code(ProofRequest::parse_c1(v.to_string().as_bytes(), Some(1), m)),
+        "invalid_commitment"
+    );
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["seed"] = serde_json::json!([7; 32]);
+    assert_eq!(
+        code(ProofRequest::parse_c1(v.to_string().as_bytes(), Some(1), m)),
+        "invalid_request"
+    );
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["registered_proof"] = serde_json::json!("StackedDrg8MiBV1_1");
+    assert_eq!(
+        code(ProofRequest::parse_c1(v.to_string().as_bytes(), Some(1), m)),
+        "wrong_sector_size"
+    );
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["registered_proof"] = serde_json::json!("StackedDrg2KiBV1_2_Feat_NonInteractivePoRep");
+    assert_eq!(
+        code(ProofRequest::parse_c1(v.to_string().as_bytes(), Some(1), m)),
+        "unsupported"
+    );
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["registered_proof"] = serde_json::json!("NoSuchProof");
+    assert_eq!(
+        code(ProofRequest::parse_c1(v.to_string().as_bytes(), Some(1), m)),
+        "bad_json"
+    );
+    // Flip bytes at many places of the document: errors or (rarely) still valid, no panic.
+    for i in (0..raw.len()).step_by(raw.len() / 97) {
+        let mut b = raw.clone();
+        b[i] = if b[i] == b'1' { b'2' } else { b'1' };
+        let _ = ProofRequest::parse_c1(&b, Some(1), m);
+    }
+}
+
+#[test]
+fn bad_wrappers_are_typed_errors() {
+    let raw = raw_c1();
+    let m = FIXTURE_MINER_ID;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(&raw);
+    let wrap = |n: u64, p: &str, s: u64| {
+        serde_json::to_vec(&C1Wrapper {
+            sector_num: n,
+            phase1_out: p.to_string(),
+            sector_size: s,
+        })
+        .unwrap()
+    };
+    assert_eq!(
+        code(ProofRequest::parse_c1(&wrap(1, &b64, 2048), None, m)),
+        "ok"
+    );
+    assert_eq!(
+        code(ProofRequest::parse_c1(&wrap(1, &b64, 8 << 20), None, m)),
+        "wrong_sector_size"
+    );
+    assert_eq!(
+        code(ProofRequest::parse_c1(&wrap(1, &b64, 2048), Some(2), m)),
+        "invalid_request"
+    );
+    assert_eq!(
+        code(ProofRequest::parse_c1(
+            &wrap(1, "%%%notbase64", 2048),
+            None,
+            m
+        )),
+        "bad_base64"
+    );
+    assert_eq!(
+        code(ProofRequest::parse_c1(
+            &wrap(1, &b64[..b64.len() / 2], 2048),
+            None,
+            m
+        )),
+        "bad_base64"
+    );
+    let truncated = base64::engine::general_purpose::STANDARD.encode(&raw[..raw.len() / 2]);
+    assert_eq!(
+        code(ProofRequest::parse_c1(&wrap(1, &truncated, 2048), None, m)),
+        "bad_json"
+    );
+}
+
+fn post_body(kind: ProofKind) -> RequestBody {
+    common::request(kind).body().clone()
+}
+
+#[test]
+fn post_and_snap_mismatches_are_typed_errors() {
+    // Registered proof of the other PoSt type, or of another sector size.
+    let RequestBody::WindowPoSt {
+        miner_id,
+        randomness,
+        vanilla_proofs,
+        ..
+    } = post_body(ProofKind::WindowPoSt)
+    else {
+        unreachable!()
+    };
+    let window = |registered, vanilla_proofs: Vec<Vec<u8>>| {
+        ProofRequest::new(RequestBody::WindowPoSt {
+            registered,
+            miner_id,
+            randomness,
+            partition_index: 0,
+            vanilla_proofs,
+        })
+    };
+    assert_eq!(
+        code(window(
+            RegisteredPoStProof::StackedDrgWindow2KiBV1_2,
+            vanilla_proofs.clone()
+        )),
+        "ok"
+    );
+    assert_eq!(
+        code(window(
+            RegisteredPoStProof::StackedDrgWinning2KiBV1,
+            vanilla_proofs.clone()
+        )),
+        "registered_proof_mismatch"
+    );
+    let other_size = window(
+        RegisteredPoStProof::StackedDrgWindow32GiBV1_2,
+        vanilla_proofs.clone(),
+    );
+    assert!(matches!(
+        code(other_size),
+        "bad_vanilla_proof" | "invalid_request"
+    ));
+    // Wrong counts.
+    assert_eq!(
+        code(window(
+            RegisteredPoStProof::StackedDrgWindow2KiBV1_2,
+            vec![]
+        )),
+        "wrong_vanilla_proof_count"
+    );
+    let three = vec![
+        vanilla_proofs[0].clone(),
+        vanilla_proofs[1].clone(),
+        vanilla_proofs[0].clone(),
+    ];
+    assert_eq!(
+        code(window(RegisteredPoStProof::StackedDrgWindow2KiBV1_2, three)),
+        "wrong_vanilla_proof_count"
+    );
+    // Truncated and corrupted vanilla proofs.
+    let mut cut = vanilla_proofs.clone();
+    cut[0].truncate(cut[0].len() / 2);
+    assert_eq!(
+        code(window(RegisteredPoStProof::StackedDrgWindow2KiBV1_2, cut)),
+        "bad_vanilla_proof"
+    );
+    for i in (0..vanilla_proofs[0].len()).step_by(vanilla_proofs[0].len() / 31) {
+        let mut bad = vanilla_proofs.clone();
+        bad[0][i] ^= 0x55;
+        let r = window(RegisteredPoStProof::StackedDrgWindow2KiBV1_2, bad);
+        assert!(r.is_err(), "corrupted byte {i} accepted");
+    }
+    // Randomness that is not a field element.
+    let r = ProofRequest::new(RequestBody::WindowPoSt {
+        registered: RegisteredPoStProof::StackedDrgWindow2KiBV1_2,
+        miner_id,
+        randomness: [0xff; 32],
+        partition_index: 0,
+        vanilla_proofs: vanilla_proofs.clone(),
+    });
+    assert_eq!(code(r), "invalid_commitment");
+
+    let RequestBody::WinningPoSt {
+        registered,
+        miner_id,
+        randomness,
+        vanilla_proofs,
+    } = post_body(ProofKind::WinningPoSt)
+    else {
+        unreachable!()
+    };
+    let two = vec![vanilla_proofs[0].clone(), vanilla_proofs[0].clone()];
+    let r = ProofRequest::new(RequestBody::WinningPoSt {
+        registered,
+        miner_id,
+        randomness,
+        vanilla_proofs: two,
+    });
+    assert_eq!(code(r), "wrong_vanilla_proof_count");
+
+    let RequestBody::SnapDeals {
+        comm_r_old,
+        comm_r_new,
+        comm_d_new,
+        vanilla_proofs,
+        ..
+    } = post_body(ProofKind::SnapDeals)
+    else {
+        unreachable!()
+    };
+    let snap = |registered, comm_r_old, vanilla_proofs| {
+        ProofRequest::new(RequestBody::SnapDeals {
+            registered,
+            comm_r_old,
+            comm_r_new,
+            comm_d_new,
+            vanilla_proofs,
+        })
+    };
+    assert_eq!(
+        code(snap(
+            RegisteredUpdateProof::StackedDrg2KiBV1,
+            comm_r_old,
+            vanilla_proofs.clone()
+        )),
+        "ok"
+    );
+    assert_eq!(
+        code(snap(
+            RegisteredUpdateProof::StackedDrg8MiBV1,
+            comm_r_old,
+            vanilla_proofs.clone()
+        )),
+        "wrong_vanilla_proof_count"
+    );
+    assert_eq!(
+        code(snap(
+            RegisteredUpdateProof::StackedDrg2KiBV1,
+            comm_r_new,
+            vanilla_proofs.clone()
+        )),
+        "invalid_request"
+    );
+    assert_eq!(
+        code(snap(
+            RegisteredUpdateProof::StackedDrg2KiBV1,
+            [0; 32],
+            vanilla_proofs.clone()
+        )),
+        "invalid_commitment"
+    );
+    assert_eq!(
+        code(snap(
+            RegisteredUpdateProof::StackedDrg2KiBV1,
+            comm_r_old,
+            vec![]
+        )),
+        "wrong_vanilla_proof_count"
+    );
+}
+
+#[test]
+fn bad_request_files_are_typed_errors() {
+    let ok = common::request(ProofKind::WindowPoSt).to_request_json();
+    let v: serde_json::Value = serde_json::from_slice(&ok).unwrap();
+    let with = |k: &str, x: serde_json::Value| {
+        let mut v = v.clone();
+        v[k] = x;
+        ProofRequest::from_request_json(v.to_string().as_bytes())
+    };
+    let without = |k: &str| {
+        let mut v = v.clone();
+        v.as_object_mut().unwrap().remove(k);
+        ProofRequest::from_request_json(v.to_string().as_bytes())
+    };
+    assert_eq!(code(ProofRequest::from_request_json(&ok)), "ok");
+    assert_eq!(
+        code(ProofRequest::from_request_json(&ok[..ok.len() - 2])),
+        "bad_json"
+    );
+    assert_eq!(code(with("kind", "nope".into())), "invalid_request");
+    assert_eq!(code(with("unknown_field", 1.into())), "bad_json");
+    assert_eq!(code(with("comm_r_old", "00".into())), "invalid_request");
+    assert_eq!(
+        code(with("registered_proof", "StackedDrg2KiBV1_1".into())),
+        "registered_proof_mismatch"
+    );
+    assert_eq!(code(with("randomness", "zz".into())), "bad_hex");
+    assert_eq!(code(with("randomness", "ab".repeat(31).into())), "bad_hex");
+    assert_eq!(
+        code(with("vanilla_proofs", serde_json::json!(["!!"]))),
+        "bad_base64"
+    );
+    assert_eq!(code(without("miner_id")), "invalid_request");
+    assert_eq!(code(without("vanilla_proofs")), "invalid_request");
+    let big = vec![b' '; filprove_filecoin::json::MAX_REQUEST_BYTES + 1];
+    assert_eq!(
+        code(ProofRequest::from_request_json(&big)),
+        "input_too_large"
+    );
+}
+
+#[test]
+fn missing_params_name_the_command() {
+    let req = common::request(ProofKind::PoRep);
+    let empty = common::env().root.join("no-params");
+    let err = req.circuit().load_srs(&empty, false).unwrap_err();
+    assert_eq!(err.code(), "params_missing");
+    assert!(
+        err.to_string()
+            .contains("filprove params generate --circuit porep-2k"),
+        "{err}"
+    );
+}

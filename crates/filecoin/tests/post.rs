@@ -1,0 +1,127 @@
+//! WindowPoSt and WinningPoSt at 2 KiB, end to end: fixtures, generated parameters, the CPU
+//! backend, filecoin-proofs' verifiers; and filecoin-proofs' own prover on the same files.
+
+mod common;
+
+use filprove_filecoin::{prove, prove_with_randomness, ProofKind, RequestBody};
+use filprove_groth16::cpu::CpuBackend;
+use filprove_groth16::Randomness;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+fn check_flips(req: &filprove_filecoin::ProofRequest, proof: &[u8]) {
+    for i in [0, 20, 47, 48, 100, 143, 144, 170, 191] {
+        assert!(
+            !req.verify(&common::flip(proof, i)).unwrap(),
+            "flipped byte {i} verified"
+        );
+    }
+    assert!(!req.verify(&proof[..191]).unwrap());
+}
+
+#[test]
+fn window_post_2k_end_to_end() {
+    let req = common::request(ProofKind::WindowPoSt);
+    let srs = common::srs(&req.circuit());
+    let backend = CpuBackend::default();
+    let proof = prove(&req, &backend, &srs, &mut ChaCha8Rng::seed_from_u64(1)).unwrap();
+    assert_eq!(proof.len(), 192);
+    assert!(req.verify(&proof).unwrap());
+    check_flips(&req, &proof);
+
+    // Deterministic with given r, s.
+    let mut rng = ChaCha8Rng::seed_from_u64(2);
+    let r = [Randomness::random(&mut rng)];
+    let a = prove_with_randomness(&req, &backend, &srs, &r).unwrap();
+    let b = prove_with_randomness(&req, &backend, &srs, &r).unwrap();
+    assert_eq!(a, b);
+
+    // filecoin-proofs' own prover reads the same parameter files; both proofs verify.
+    let RequestBody::WindowPoSt {
+        registered,
+        randomness,
+        vanilla_proofs,
+        ..
+    } = req.body()
+    else {
+        unreachable!()
+    };
+    let theirs = filecoin_proofs_api::post::generate_single_window_post_with_vanilla(
+        *registered,
+        randomness,
+        req.prover_id().unwrap(),
+        vanilla_proofs,
+        0,
+    )
+    .unwrap();
+    assert!(req.verify(&theirs.0).unwrap());
+}
+
+#[test]
+fn window_post_2k_later_partition() {
+    // With WindowPoSt V1_2 the challenges do not depend on the partition index, so the same
+    // vanilla proofs make a valid partition 1 (verified through the per-partition path).
+    let base = common::request(ProofKind::WindowPoSt);
+    let RequestBody::WindowPoSt {
+        registered,
+        miner_id,
+        randomness,
+        vanilla_proofs,
+        ..
+    } = base.body().clone()
+    else {
+        unreachable!()
+    };
+    let req = filprove_filecoin::ProofRequest::new(RequestBody::WindowPoSt {
+        registered,
+        miner_id,
+        randomness,
+        partition_index: 1,
+        vanilla_proofs,
+    })
+    .unwrap();
+    let srs = common::srs(&req.circuit());
+    let proof = prove(
+        &req,
+        &CpuBackend::default(),
+        &srs,
+        &mut ChaCha8Rng::seed_from_u64(3),
+    )
+    .unwrap();
+    assert!(req.verify(&proof).unwrap());
+    check_flips(&req, &proof);
+}
+
+#[test]
+fn winning_post_2k_end_to_end() {
+    let req = common::request(ProofKind::WinningPoSt);
+    let srs = common::srs(&req.circuit());
+    let proof = prove(
+        &req,
+        &CpuBackend::default(),
+        &srs,
+        &mut ChaCha8Rng::seed_from_u64(4),
+    )
+    .unwrap();
+    assert_eq!(proof.len(), 192);
+    assert!(req.verify(&proof).unwrap());
+    check_flips(&req, &proof);
+
+    let RequestBody::WinningPoSt {
+        registered,
+        randomness,
+        vanilla_proofs,
+        ..
+    } = req.body()
+    else {
+        unreachable!()
+    };
+    let theirs = filecoin_proofs_api::post::generate_winning_post_with_vanilla(
+        *registered,
+        randomness,
+        req.prover_id().unwrap(),
+        vanilla_proofs,
+    )
+    .unwrap();
+    assert!(req.verify(&theirs[0].1).unwrap());
+}
