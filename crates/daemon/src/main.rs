@@ -1,4 +1,48 @@
-//! `filprove`: a Groth16 prover for Filecoin. A thin entry point: parse, set up logs,
-//! dispatch to a command.
+//! `filprove`: a Groth16 prover for Filecoin. A thin entry point: parse the command line,
+//! set up logging, dispatch to a command, report errors readably.
 
-fn main() {}
+use clap::{Parser, Subcommand};
+use filprove::cli;
+
+/// A GPU-resident Groth16 prover for Filecoin (PoRep C2, WinningPoSt, WindowPoSt, SnapDeals).
+#[derive(Parser, Debug)]
+#[command(name = "filprove", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Prove one request (PoRep C1 output, PoSt or SnapDeals vanilla proofs) to a proof file.
+    Prove(cli::prove::ProveArgs),
+    /// Verify a proof file with filecoin-proofs' verifier.
+    Verify(cli::verify::VerifyArgs),
+    /// Parameter files: list, check, generate test sizes.
+    #[command(subcommand)]
+    Params(cli::params::ParamsCommand),
+    /// Seal a small sector locally and write proof inputs of every kind.
+    Fixtures(cli::fixtures::FixturesArgs),
+    /// End to end on a fresh machine: fixtures, parameters, every proof kind, verified.
+    Demo(cli::demo::DemoArgs),
+    /// Time our prover against filecoin-proofs' own on the same request.
+    Compare(cli::compare::CompareArgs),
+}
+
+fn main() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    let result = match Cli::parse().command {
+        Command::Prove(a) => cli::prove::run(a),
+        Command::Verify(a) => cli::verify::run(a),
+        Command::Params(c) => cli::params::run(c),
+        Command::Fixtures(a) => cli::fixtures::run(a),
+        Command::Demo(a) => cli::demo::run(a),
+        Command::Compare(a) => cli::compare::run(a),
+    };
+    if let Err(e) = result {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}

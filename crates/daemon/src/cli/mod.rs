@@ -1,1 +1,10 @@
 //! One module per command of the `filprove` binary.
+
+pub mod backend;
+pub mod compare;
+pub mod demo;
+pub mod fixtures;
+pub mod params;
+pub mod prove;
+pub mod stage;
+pub mod verify;

@@ -1,0 +1,185 @@
+//! `filprove params`: list the parameter files, check their digests, generate test sizes.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use filprove_filecoin::CircuitSpec;
+use filprove_groth16::params::{Checked, Manifest, ParamsHeader, ReadOptions};
+use filprove_groth16::Srs;
+use rand::SeedableRng;
+
+use super::backend::resolve_params_dir;
+use super::stage::Stage;
+
+/// `filprove params ...`
+#[derive(Subcommand, Debug)]
+pub enum ParamsCommand {
+    /// List every circuit filecoin-proofs knows, and which parameter files are present.
+    List(DirArgs),
+    /// Check present files: digests against the network manifest (parameters.json, as
+    /// embedded in storage-proofs) and the header's shape; `--validate` checks every point.
+    Check(CheckArgs),
+    /// Generate test parameters (insecure: random toxic waste) under the production names.
+    Generate(GenerateArgs),
+}
+
+/// The parameter directory argument.
+#[derive(Args, Debug)]
+pub struct DirArgs {
+    /// Parameter directory (default: FIL_PROOFS_PARAMETER_CACHE, else
+    /// /var/tmp/filecoin-proof-parameters).
+    #[arg(long)]
+    pub params_dir: Option<PathBuf>,
+}
+
+/// Arguments of `params check`.
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    dir: DirArgs,
+    /// Only this circuit (e.g. porep-2k); default all present.
+    #[arg(long)]
+    circuit: Option<String>,
+    /// Also decode every point and check it is on the curve and in the subgroup.
+    #[arg(long)]
+    validate: bool,
+}
+
+/// Arguments of `params generate`.
+#[derive(Args, Debug)]
+pub struct GenerateArgs {
+    #[command(flatten)]
+    dir: DirArgs,
+    /// Circuits to generate, by short name (porep-2k, winning-2k, wpost-2k, snap-2k, ...).
+    #[arg(long, value_delimiter = ',', required = true)]
+    circuit: Vec<String>,
+    /// Seed of the toxic waste: the same seed gives byte-identical files.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Regenerate even when the files exist.
+    #[arg(long)]
+    force: bool,
+    /// Allow sizes that take hours (32 GiB, 64 GiB).
+    #[arg(long)]
+    allow_large: bool,
+}
+
+/// The network's manifest (filecoin-proofs' parameters.json, embedded in storage-proofs).
+pub fn network_manifest() -> Result<Manifest> {
+    Ok(Manifest::from_json(filprove_filecoin::network_manifest())?)
+}
+
+/// Checks one file's digest against the network manifest.
+pub fn check_digest(path: &Path) -> Result<Checked> {
+    Ok(network_manifest()?.check(path)?)
+}
+
+/// Parses a short circuit name, listing the known ones on error.
+pub fn spec_by_name(name: &str) -> Result<CircuitSpec> {
+    CircuitSpec::from_short_name(name).with_context(|| {
+        let known: Vec<String> = CircuitSpec::all().into_iter().map(|s| s.short_name).collect();
+        format!("unknown circuit {name:?}; known: {}", known.join(", "))
+    })
+}
+
+/// Runs `filprove params ...`.
+pub fn run(cmd: ParamsCommand) -> Result<()> {
+    match cmd {
+        ParamsCommand::List(a) => list(&resolve_params_dir(a.params_dir.as_deref())),
+        ParamsCommand::Check(a) => check(&resolve_params_dir(a.dir.params_dir.as_deref()), a.circuit.as_deref(), a.validate),
+        ParamsCommand::Generate(a) => generate(&resolve_params_dir(a.dir.params_dir.as_deref()), &a),
+    }
+}
+
+fn list(dir: &Path) -> Result<()> {
+    println!("parameter directory: {}", dir.display());
+    println!("{:<16} {:<10} {:>12} {:>12}  file", "circuit", "state", "size", "domain");
+    for spec in CircuitSpec::all() {
+        let path = spec.params_path(dir);
+        let (state, size, domain) = match ParamsHeader::read(&path) {
+            Ok(h) => ("present", format!("{:.1} MB", h.file_len as f64 / 1e6), format!("2^{}", (h.h.count + 1).next_power_of_two().trailing_zeros())),
+            Err(_) if path.exists() => ("BAD", "-".into(), "-".into()),
+            Err(_) => ("missing", "-".into(), "-".into()),
+        };
+        println!(
+            "{:<16} {:<10} {:>12} {:>12}  {}",
+            spec.short_name,
+            state,
+            size,
+            domain,
+            path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+        );
+    }
+    Ok(())
+}
+
+fn check(dir: &Path, only: Option<&str>, validate: bool) -> Result<()> {
+    let manifest = network_manifest()?;
+    let specs = match only {
+        Some(name) => vec![spec_by_name(name)?],
+        None => CircuitSpec::all(),
+    };
+    let mut failures = 0;
+    let mut checked = 0;
+    for spec in specs {
+        for path in [spec.params_path(dir), spec.vk_path(dir)] {
+            if !path.exists() {
+                if only.is_some() {
+                    bail!("{} is missing; generate it with `filprove params generate --circuit {}`", path.display(), spec.short_name);
+                }
+                continue;
+            }
+            checked += 1;
+            let stage = Stage::start(format!("checking {}", path.display()));
+            let mut outcome = match manifest.check(&path) {
+                Ok(Checked::Matches) => "digest matches parameters.json".to_string(),
+                Ok(Checked::NotListed) => "not in parameters.json".to_string(),
+                Err(e) => {
+                    failures += 1;
+                    format!("FAILED: {e}")
+                }
+            };
+            if path.extension().is_some_and(|e| e == "params") {
+                match ParamsHeader::read(&path) {
+                    Ok(_) if validate => match Srs::read_file(&path, &ReadOptions { validate: true }) {
+                        Ok(_) => outcome.push_str("; every point valid"),
+                        Err(e) => {
+                            failures += 1;
+                            outcome.push_str(&format!("; FAILED: {e}"));
+                        }
+                    },
+                    Ok(_) => outcome.push_str("; layout ok"),
+                    Err(e) => {
+                        failures += 1;
+                        outcome.push_str(&format!("; FAILED: {e}"));
+                    }
+                }
+            }
+            stage.done(&outcome);
+        }
+    }
+    if failures > 0 {
+        bail!("{failures} of {checked} parameter files failed their checks");
+    }
+    println!("{checked} parameter files checked, all good");
+    Ok(())
+}
+
+fn generate(dir: &Path, args: &GenerateArgs) -> Result<()> {
+    for name in &args.circuit {
+        let spec = spec_by_name(name)?;
+        if spec.sector_size >= 32 << 30 && !args.allow_large {
+            bail!("{name}: generating {} parameters takes hours and ~100 GB; pass --allow-large to do it anyway", spec.short_name);
+        }
+        if spec.params_path(dir).exists() && spec.vk_path(dir).exists() && !args.force {
+            println!("{name}: present ({}), skipped (use --force to regenerate)", spec.params_path(dir).display());
+            continue;
+        }
+        let stage = Stage::start(format!("generating parameters for {name}"));
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(args.seed);
+        let out = spec.generate_params(dir, &mut rng)?;
+        stage.done(&format!("{} (generation {:.1} s)", out.params_path.display(), out.generate_secs));
+    }
+    Ok(())
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The test command of a fresh machine (README, .ci/run):
+#  1. installs the pinned CUDA compiler from PyPI into .cuda/ (no GPU needed) so the
+#     kernels are compiled and broken device code fails here;
+#  2. checks formatting and lints;
+#  3. runs every test of the workspace. GPU tests skip with a message without a GPU
+#     (and fail instead when FILPROVE_REQUIRE_GPU=1).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/install-cuda-toolchain.sh
+export PATH="$PWD/.cuda/nvidia/cu13/bin:$PATH"
+
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo test --workspace --locked 2>&1 | tee target/test-output.log
