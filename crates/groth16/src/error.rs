@@ -71,6 +71,9 @@ pub enum ParamsError {
     /// Generation failed (the circuit could not be synthesized, or is degenerate).
     #[error("parameter generation failed: {0}")]
     Generate(String),
+    /// A parameter manifest (parameters.json) could not be parsed.
+    #[error("invalid parameter manifest: {0}")]
+    Manifest(String),
 }
 
 impl ParamsError {
@@ -84,6 +87,7 @@ impl ParamsError {
             Self::DigestMismatch { .. } => "params_digest_mismatch",
             Self::WrongCircuit { .. } => "params_wrong_circuit",
             Self::Generate(_) => "params_generate",
+            Self::Manifest(_) => "params_manifest",
         }
     }
 }

@@ -43,3 +43,18 @@ pub struct Srs {
     /// B_i(tau) in G2, likewise.
     pub b_g2: Vec<G2Affine>,
 }
+
+mod bellperson_compat;
+mod digest;
+mod header;
+mod read;
+mod write;
+
+pub use digest::{
+    file_digest, file_digest_cached, Checked, Manifest, ManifestEntry, DIGEST_HEX_LEN,
+};
+pub use header::{
+    ParamsHeader, ParamsShape, SectionInfo, VkHeader, G1_BYTES, G2_BYTES, VK_FIXED_BYTES,
+};
+pub use read::ReadOptions;
+pub use write::{temp_path, write_atomic};

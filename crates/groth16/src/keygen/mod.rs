@@ -1,0 +1,210 @@
+//! Fast Groth16 parameter generation (for tests, CI and local networks: whoever runs it
+//! knows the toxic waste).
+//!
+//! [`generate_parameters_with`] produces exactly the parameters bellperson's
+//! `groth16::generate_parameters` produces for the same circuit and toxic waste with the
+//! standard generators of G1 and G2 (byte-identical files), but faster:
+//! - the R1CS is captured compactly ([`R1csAssembly`]) instead of one `Vec` per variable;
+//! - the Lagrange basis at tau is computed directly with batch inversions instead of an
+//!   inverse FFT;
+//! - the QAP polynomials are evaluated in parallel without sorting the matrices;
+//! - every point is a fixed-base multiplication of a generator with precomputed signed
+//!   window tables (mixed additions only), and points are normalised to affine in batches
+//!   with one inversion per chunk (bellperson normalises each point with its own
+//!   inversion).
+//!
+//! What is computed (m = domain size, the next power of two of the constraint count):
+//! h_i = tau^i (tau^m - 1) / delta for i < m - 1; for each variable, A/B/C polynomials at
+//! tau from the Lagrange basis; a and b (G1, G2) for the variables whose A (B) value is
+//! non-zero, inputs first; ic = (beta A + alpha B + C) / gamma for inputs and
+//! l = (beta A + alpha B + C) / delta for aux variables (an aux variable with l = 0 is
+//! unconstrained and an error, as in bellperson).
+
+mod domain;
+mod fixed_base;
+mod r1cs;
+
+use std::time::Instant;
+
+use bellperson::Circuit;
+use ff::Field;
+use group::{Curve, Group};
+use rand_core::RngCore;
+use rayon::prelude::*;
+
+use crate::error::ParamsError;
+use crate::{Fr, G1Projective, G2Projective, Srs, VerifyingKey};
+use fixed_base::FixedBaseTable;
+
+pub use r1cs::R1csAssembly;
+
+/// The secret scalars of a Groth16 setup. Whoever knows them can forge proofs: use
+/// generated parameters for tests and private networks only.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ToxicWaste {
+    /// The QAP evaluation point.
+    pub tau: Fr,
+    /// alpha.
+    pub alpha: Fr,
+    /// beta.
+    pub beta: Fr,
+    /// gamma (divides the ic points).
+    pub gamma: Fr,
+    /// delta (divides h and l).
+    pub delta: Fr,
+}
+
+impl std::fmt::Debug for ToxicWaste {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ToxicWaste { .. }")
+    }
+}
+
+impl ToxicWaste {
+    /// Draws alpha, beta, gamma, delta and tau from `rng`, in that order (the order of
+    /// bellperson's `generate_random_parameters` after its random generators).
+    pub fn random<R: RngCore>(rng: &mut R) -> Self {
+        let alpha = Fr::random(&mut *rng);
+        let beta = Fr::random(&mut *rng);
+        let gamma = Fr::random(&mut *rng);
+        let delta = Fr::random(&mut *rng);
+        let tau = Fr::random(&mut *rng);
+        Self {
+            tau,
+            alpha,
+            beta,
+            gamma,
+            delta,
+        }
+    }
+}
+
+/// Generates parameters for `circuit` with toxic waste drawn from `rng`
+/// ([`ToxicWaste::random`]).
+pub fn generate_parameters<C: Circuit<Fr>, R: RngCore>(
+    circuit: C,
+    rng: &mut R,
+) -> Result<Srs, ParamsError> {
+    generate_parameters_with(circuit, &ToxicWaste::random(rng))
+}
+
+/// Generates parameters for `circuit` from the given toxic waste: the same parameters as
+/// bellperson's `generate_parameters(circuit, G1::generator(), G2::generator(), alpha,
+/// beta, gamma, delta, tau)`.
+pub fn generate_parameters_with<C: Circuit<Fr>>(
+    circuit: C,
+    toxic: &ToxicWaste,
+) -> Result<Srs, ParamsError> {
+    let t = Instant::now();
+    let r1cs = R1csAssembly::synthesize(circuit)?;
+    log::info!(
+        "keygen: synthesized {} constraints, {} inputs, {} aux, nnz A/B/C {:?} ({} MiB) in {:.2?}",
+        r1cs.num_constraints(),
+        r1cs.num_inputs(),
+        r1cs.num_aux(),
+        r1cs.nnz(),
+        r1cs.heap_bytes() >> 20,
+        t.elapsed()
+    );
+    generate_from_r1cs(&r1cs, toxic)
+}
+
+/// (beta A + alpha B + C) * inv for each variable.
+fn scaled(at: &[Fr], bt: &[Fr], ct: &[Fr], toxic: &ToxicWaste, inv: Fr) -> Vec<Fr> {
+    at.par_iter()
+        .zip(bt.par_iter())
+        .zip(ct.par_iter())
+        .map(|((a, b), c)| (*a * toxic.beta + *b * toxic.alpha + c) * inv)
+        .collect()
+}
+
+/// Generates parameters for an already captured R1CS (see [`generate_parameters_with`]).
+pub fn generate_from_r1cs(r1cs: &R1csAssembly, toxic: &ToxicWaste) -> Result<Srs, ParamsError> {
+    let t0 = Instant::now();
+    let gamma_inv = Option::<Fr>::from(toxic.gamma.invert())
+        .ok_or_else(|| ParamsError::Generate("gamma is zero".into()))?;
+    let delta_inv = Option::<Fr>::from(toxic.delta.invert())
+        .ok_or_else(|| ParamsError::Generate("delta is zero".into()))?;
+    let (n_in, n_aux) = (r1cs.num_inputs(), r1cs.num_aux());
+    let exp = domain::log_domain(r1cs.num_constraints())?;
+    let m = 1usize << exp;
+
+    // QAP polynomials of every variable at tau.
+    let lagrange = domain::lagrange_at(toxic.tau, exp);
+    let (at_in, at_aux) = r1cs.a.evaluate(&lagrange, n_in, n_aux);
+    let (bt_in, bt_aux) = r1cs.b.evaluate(&lagrange, n_in, n_aux);
+    let (ct_in, ct_aux) = r1cs.c.evaluate(&lagrange, n_in, n_aux);
+    drop(lagrange);
+
+    let l_scalars = scaled(&at_aux, &bt_aux, &ct_aux, toxic, delta_inv);
+    drop(ct_aux);
+    if let Some(i) = l_scalars
+        .par_iter()
+        .position_first(|s| bool::from(s.is_zero()))
+    {
+        return Err(ParamsError::Generate(format!(
+            "aux variable {i} is unconstrained (its l point would be the identity)"
+        )));
+    }
+    let ic_scalars = scaled(&at_in, &bt_in, &ct_in, toxic, gamma_inv);
+    let nonzero = |inp: &[Fr], aux: &[Fr]| -> Vec<Fr> {
+        let mut v: Vec<Fr> = inp
+            .iter()
+            .copied()
+            .filter(|s| !bool::from(s.is_zero()))
+            .collect();
+        v.par_extend(aux.par_iter().copied().filter(|s| !bool::from(s.is_zero())));
+        v
+    };
+    let a_scalars = nonzero(&at_in, &at_aux);
+    drop((at_in, at_aux));
+    let b_scalars = nonzero(&bt_in, &bt_aux);
+    drop((bt_in, bt_aux));
+    // h_i = tau^i t(tau) / delta.
+    let mut h_scalars = vec![Fr::ZERO; m - 1];
+    let t_tau = toxic.tau.pow_vartime([m as u64]) - Fr::ONE;
+    domain::geometric(&mut h_scalars, t_tau * delta_inv, toxic.tau);
+    log::info!("keygen: QAP at tau in {:.2?}", t0.elapsed());
+
+    let t1 = Instant::now();
+    let g1_count =
+        h_scalars.len() + l_scalars.len() + ic_scalars.len() + a_scalars.len() + b_scalars.len();
+    let g1 = FixedBaseTable::new(G1Projective::generator(), g1_count);
+    let h = g1.mul_all(&h_scalars);
+    drop(h_scalars);
+    let l = g1.mul_all(&l_scalars);
+    drop(l_scalars);
+    let ic = g1.mul_all(&ic_scalars);
+    let a = g1.mul_all(&a_scalars);
+    drop(a_scalars);
+    let b_g1 = g1.mul_all(&b_scalars);
+    drop(g1);
+    let g2 = FixedBaseTable::new(G2Projective::generator(), b_scalars.len());
+    let b_g2 = g2.mul_all(&b_scalars);
+    drop(g2);
+    log::info!(
+        "keygen: {} G1 and {} G2 points in {:.2?}",
+        g1_count,
+        b_g2.len(),
+        t1.elapsed()
+    );
+
+    let (g1, g2) = (G1Projective::generator(), G2Projective::generator());
+    let vk = VerifyingKey {
+        alpha_g1: (g1 * toxic.alpha).to_affine(),
+        beta_g1: (g1 * toxic.beta).to_affine(),
+        beta_g2: (g2 * toxic.beta).to_affine(),
+        gamma_g2: (g2 * toxic.gamma).to_affine(),
+        delta_g1: (g1 * toxic.delta).to_affine(),
+        delta_g2: (g2 * toxic.delta).to_affine(),
+        ic,
+    };
+    Ok(Srs {
+        vk,
+        h,
+        l,
+        a,
+        b_g1,
+        b_g2,
+    })
+}

@@ -1,0 +1,322 @@
+//! Decoding `.params` and `.vk` files.
+//!
+//! `.params` files are memory-mapped; the layout is checked against the file length first
+//! (see [`super::header`]), then the sections are decoded in parallel into exactly sized
+//! vectors.
+//!
+//! Point checks, following bellperson's readers:
+//! - the verifying key's six fixed points are always fully checked (on the curve, in the
+//!   subgroup); the identity is accepted there, as bellperson does;
+//! - ic points are always fully checked and must not be the identity;
+//! - section points (h, l, a, b_g1, b_g2) must not be the identity. With
+//!   [`ReadOptions::validate`] they are fully checked; without it they are decoded with
+//!   blst's unchecked deserialisation, which still rejects a bad encoding (flags, a
+//!   coordinate not below the field modulus) and a point off the curve, but does not check
+//!   the subgroup (the expensive part). Garbage therefore is rejected in practice but a
+//!   crafted on-curve point outside the subgroup is accepted: use `validate: true` for
+//!   files that are not trusted.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use group::prime::PrimeCurveAffine;
+use rayon::prelude::*;
+
+use super::header::{ParamsHeader, SectionInfo, VkHeader, G1_BYTES, G2_BYTES, VK_FIXED_BYTES};
+use crate::error::ParamsError;
+use crate::{G1Affine, G2Affine, Srs, VerifyingKey};
+
+/// How to read a parameter file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Check that every section point is on the curve and in the prime-order subgroup.
+    /// Off: faster decoding that still rejects bad encodings and off-curve points (see the
+    /// module documentation).
+    pub validate: bool,
+}
+
+impl Default for ReadOptions {
+    /// Validating (the safe choice for files from elsewhere).
+    fn default() -> Self {
+        Self { validate: true }
+    }
+}
+
+impl ReadOptions {
+    /// Full checks of every point.
+    pub fn validating() -> Self {
+        Self { validate: true }
+    }
+
+    /// No subgroup checks (for files this process wrote itself or checked by digest).
+    pub fn trusted() -> Self {
+        Self { validate: false }
+    }
+}
+
+/// A point type as found in parameter files.
+trait FilePoint: PrimeCurveAffine + Send + Sync + Copy {
+    const BYTES: usize;
+    fn decode(bytes: &[u8], validate: bool) -> Result<Self, &'static str>;
+}
+
+impl FilePoint for G1Affine {
+    const BYTES: usize = G1_BYTES as usize;
+    fn decode(bytes: &[u8], validate: bool) -> Result<Self, &'static str> {
+        let raw: &[u8; 96] = bytes.try_into().map_err(|_| "wrong length")?;
+        let p = if validate {
+            G1Affine::from_uncompressed(raw)
+        } else {
+            G1Affine::from_uncompressed_unchecked(raw)
+        };
+        Option::from(p).ok_or(if validate {
+            "bad encoding, not on the curve or not in the subgroup"
+        } else {
+            "bad encoding or not on the curve"
+        })
+    }
+}
+
+impl FilePoint for G2Affine {
+    const BYTES: usize = G2_BYTES as usize;
+    fn decode(bytes: &[u8], validate: bool) -> Result<Self, &'static str> {
+        let raw: &[u8; 192] = bytes.try_into().map_err(|_| "wrong length")?;
+        let p = if validate {
+            G2Affine::from_uncompressed(raw)
+        } else {
+            G2Affine::from_uncompressed_unchecked(raw)
+        };
+        Option::from(p).ok_or(if validate {
+            "bad encoding, not on the curve or not in the subgroup"
+        } else {
+            "bad encoding or not on the curve"
+        })
+    }
+}
+
+fn invalid(path: &Path, section: &'static str, index: usize, why: &'static str) -> ParamsError {
+    ParamsError::InvalidPoint {
+        path: path.to_path_buf(),
+        section,
+        index,
+        why,
+    }
+}
+
+/// Decodes one point that may be the identity (the vk's fixed points), always validated.
+fn fixed_point<P: FilePoint>(
+    bytes: &[u8],
+    offset: &mut usize,
+    path: &Path,
+    index: usize,
+) -> Result<P, ParamsError> {
+    let p = P::decode(&bytes[*offset..*offset + P::BYTES], true)
+        .map_err(|why| invalid(path, "vk", index, why))?;
+    *offset += P::BYTES;
+    Ok(p)
+}
+
+/// Points per parallel task.
+const CHUNK: usize = 4096;
+
+/// Decodes a section of non-identity points in parallel.
+fn decode_section<P: FilePoint>(
+    bytes: &[u8],
+    info: &SectionInfo,
+    validate: bool,
+    path: &Path,
+) -> Result<Vec<P>, ParamsError> {
+    debug_assert_eq!(info.point_bytes as usize, P::BYTES);
+    let start = info.offset as usize;
+    let raw = &bytes[start..start + info.byte_len() as usize];
+    let mut out = vec![P::identity(); info.count as usize];
+    out.par_chunks_mut(CHUNK)
+        .zip(raw.par_chunks(CHUNK * P::BYTES))
+        .enumerate()
+        .try_for_each(|(ci, (points, raw))| {
+            for (j, (p, r)) in points
+                .iter_mut()
+                .zip(raw.chunks_exact(P::BYTES))
+                .enumerate()
+            {
+                let index = ci * CHUNK + j;
+                let q =
+                    P::decode(r, validate).map_err(|why| invalid(path, info.name, index, why))?;
+                if bool::from(q.is_identity()) {
+                    return Err(invalid(path, info.name, index, "point at infinity"));
+                }
+                *p = q;
+            }
+            Ok(())
+        })?;
+    Ok(out)
+}
+
+/// Decodes the verifying key at the start of `bytes`, whose ic section is `ic`.
+fn decode_vk(bytes: &[u8], ic: &SectionInfo, path: &Path) -> Result<VerifyingKey, ParamsError> {
+    let mut off = 0usize;
+    let alpha_g1 = fixed_point(bytes, &mut off, path, 0)?;
+    let beta_g1 = fixed_point(bytes, &mut off, path, 1)?;
+    let beta_g2 = fixed_point(bytes, &mut off, path, 2)?;
+    let gamma_g2 = fixed_point(bytes, &mut off, path, 3)?;
+    let delta_g1 = fixed_point(bytes, &mut off, path, 4)?;
+    let delta_g2 = fixed_point(bytes, &mut off, path, 5)?;
+    let ic = decode_section(bytes, ic, true, path)?;
+    Ok(VerifyingKey {
+        alpha_g1,
+        beta_g1,
+        beta_g2,
+        gamma_g2,
+        delta_g1,
+        delta_g2,
+        ic,
+    })
+}
+
+impl Srs {
+    /// Reads a `.params` file: memory-maps it, checks the layout against the file length,
+    /// then decodes the sections in parallel. Trailing bytes are an error.
+    ///
+    /// The file must not be modified while it is read.
+    pub fn read_file(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<Srs, ParamsError> {
+        let path = path.as_ref();
+        let io = |source| ParamsError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = File::open(path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        // Check the layout with plain reads first: an empty or short file never gets mapped.
+        ParamsHeader::parse(&file, path, len)?;
+        // SAFETY: the mapping is read-only and private to this function; parameter files
+        // are not modified while in use (documented above).
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+        Self::decode(&map, path, opts)
+    }
+
+    /// Decodes a whole `.params` file held in memory; `label` names it in errors.
+    pub fn from_bytes(
+        bytes: &[u8],
+        label: impl AsRef<Path>,
+        opts: &ReadOptions,
+    ) -> Result<Srs, ParamsError> {
+        Self::decode(bytes, label.as_ref(), opts)
+    }
+
+    fn decode(bytes: &[u8], path: &Path, opts: &ReadOptions) -> Result<Srs, ParamsError> {
+        let header = ParamsHeader::parse(bytes, path, bytes.len() as u64)?;
+        let v = opts.validate;
+        let vk = decode_vk(bytes, &header.ic, path)?;
+        let ((h, l), (a, (b_g1, b_g2))) = rayon::join(
+            || {
+                rayon::join(
+                    || decode_section(bytes, &header.h, v, path),
+                    || decode_section(bytes, &header.l, v, path),
+                )
+            },
+            || {
+                rayon::join(
+                    || decode_section(bytes, &header.a, v, path),
+                    || {
+                        rayon::join(
+                            || decode_section(bytes, &header.b_g1, v, path),
+                            || decode_section(bytes, &header.b_g2, v, path),
+                        )
+                    },
+                )
+            },
+        );
+        Ok(Srs {
+            vk,
+            h: h?,
+            l: l?,
+            a: a?,
+            b_g1: b_g1?,
+            b_g2: b_g2?,
+        })
+    }
+}
+
+/// Label used in errors for keys read from memory or a reader.
+fn mem_label() -> PathBuf {
+    PathBuf::from("<memory>")
+}
+
+impl VerifyingKey {
+    /// Reads a `.vk` file (exactly one verifying key; trailing bytes are an error).
+    pub fn read_file(path: impl AsRef<Path>) -> Result<VerifyingKey, ParamsError> {
+        let path = path.as_ref();
+        let io = |source| ParamsError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = File::open(path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        // Layout first, so that the read below is bounded by a consistent size.
+        VkHeader::parse(&file, path, len)?;
+        let bytes = std::fs::read(path).map_err(io)?;
+        Self::decode_exact(&bytes, path)
+    }
+
+    /// Decodes a verifying key that fills `bytes` exactly.
+    pub fn read_from(bytes: &[u8]) -> Result<VerifyingKey, ParamsError> {
+        Self::decode_exact(bytes, &mem_label())
+    }
+
+    fn decode_exact(bytes: &[u8], path: &Path) -> Result<VerifyingKey, ParamsError> {
+        let header = VkHeader::parse(bytes, path, bytes.len() as u64)?;
+        decode_vk(bytes, &header.ic, path)
+    }
+
+    /// Reads one verifying key from `reader`, consuming exactly its bytes (as bellperson's
+    /// `VerifyingKey::read` does; what follows is left unread). Memory grows with the
+    /// points actually read, not with the announced count.
+    pub fn read<R: Read>(mut reader: R) -> Result<VerifyingKey, ParamsError> {
+        let path = mem_label();
+        let mut pos = 0u64;
+        let mut take = |buf: &mut [u8], what: &str| -> Result<(), ParamsError> {
+            reader.read_exact(buf).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                    ParamsError::Truncated {
+                        path: path.clone(),
+                        what: what.to_string(),
+                        needed: buf.len() as u64,
+                        offset: pos,
+                        len: pos,
+                    }
+                } else {
+                    ParamsError::Io {
+                        path: path.clone(),
+                        source: e,
+                    }
+                }
+            })?;
+            pos += buf.len() as u64;
+            Ok(())
+        };
+        let mut fixed = vec![0u8; VK_FIXED_BYTES as usize + 4];
+        take(&mut fixed, "verifying key")?;
+        let n = u32::from_be_bytes([fixed[864], fixed[865], fixed[866], fixed[867]]) as usize;
+        let mut ic = Vec::with_capacity(n.min(1 << 16));
+        let mut raw = [0u8; 96];
+        for i in 0..n {
+            take(&mut raw, "ic")?;
+            let p = <G1Affine as FilePoint>::decode(&raw, true)
+                .map_err(|why| invalid(&path, "ic", i, why))?;
+            if bool::from(p.is_identity()) {
+                return Err(invalid(&path, "ic", i, "point at infinity"));
+            }
+            ic.push(p);
+        }
+        let no_ic = SectionInfo {
+            name: "ic",
+            count: 0,
+            offset: VK_FIXED_BYTES + 4,
+            point_bytes: G1_BYTES,
+        };
+        let mut vk = decode_vk(&fixed, &no_ic, &path)?;
+        vk.ic = ic;
+        Ok(vk)
+    }
+}
