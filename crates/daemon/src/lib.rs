@@ -2,3 +2,5 @@
 //! the daemon and its gRPC client.
 
 pub mod cli;
+pub mod client;
+pub mod server;

@@ -1,0 +1,403 @@
+//! The gRPC client commands: submit, await, status, cancel, preload, evict and bench.
+//!
+//! Entry points for the binary: [`ClientCommand`] (clap subcommands) and [`run_client`].
+
+pub mod bench;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use filprove_filecoin::ProofRequest;
+use hyper_util::rt::TokioIo;
+use tonic::transport::{Channel, Endpoint, Uri};
+
+use crate::server::config::DEFAULT_UNIX_SOCKET;
+use crate::server::convert;
+use crate::server::pb;
+use crate::server::pb::proving_engine_client::ProvingEngineClient;
+
+/// Largest message the client sends or accepts.
+const MAX_MESSAGE_BYTES: usize = 256 << 20;
+
+/// A connected client.
+pub type Client = ProvingEngineClient<Channel>;
+
+/// Where the daemon is.
+#[derive(clap::Args, Clone, Debug)]
+pub struct Connect {
+    /// Daemon address: a unix socket path, or http://HOST:PORT for TCP.
+    #[arg(long, default_value = DEFAULT_UNIX_SOCKET)]
+    pub addr: String,
+}
+
+/// Connects to `addr` (a unix socket path, or an http:// URL).
+pub async fn connect(addr: &str) -> anyhow::Result<Client> {
+    let channel = if addr.starts_with("http://") || addr.starts_with("https://") {
+        Endpoint::from_shared(addr.to_string())?
+            .connect()
+            .await
+            .with_context(|| format!("cannot connect to {addr}"))?
+    } else {
+        let path = PathBuf::from(addr.strip_prefix("unix://").unwrap_or(addr));
+        // The URI is required by the API but unused: the connector dials the socket.
+        Endpoint::try_from("http://[::]:0")?
+            .connect_with_connector(tower::service_fn(move |_: Uri| {
+                let path = path.clone();
+                async move {
+                    Ok::<_, std::io::Error>(TokioIo::new(
+                        tokio::net::UnixStream::connect(path).await?,
+                    ))
+                }
+            }))
+            .await
+            .with_context(|| format!("cannot connect to the unix socket {addr}"))?
+    };
+    Ok(ProvingEngineClient::new(channel)
+        .max_decoding_message_size(MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(MAX_MESSAGE_BYTES))
+}
+
+/// What to prove.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct RequestInput {
+    /// A request file (JSON, see docs/formats.md; written by `filprove fixtures`).
+    #[arg(long, conflicts_with = "c1")]
+    pub request: Option<PathBuf>,
+    /// A PoRep C1 output (raw JSON or the {"SectorNum","Phase1Out","SectorSize"} wrapper).
+    #[arg(long)]
+    pub c1: Option<PathBuf>,
+    /// Miner actor id (with --c1).
+    #[arg(long)]
+    pub miner_id: Option<u64>,
+    /// Sector number (with a raw --c1).
+    #[arg(long)]
+    pub sector_number: Option<u64>,
+}
+
+impl RequestInput {
+    /// Reads and validates the request.
+    pub fn load(&self) -> anyhow::Result<ProofRequest> {
+        let read =
+            |p: &Path| std::fs::read(p).with_context(|| format!("cannot read {}", p.display()));
+        match (&self.request, &self.c1) {
+            (Some(p), _) => ProofRequest::from_request_json(&read(p)?)
+                .map_err(|e| anyhow::anyhow!("{}: {}: {e}", p.display(), e.code())),
+            (None, Some(p)) => {
+                let miner = self.miner_id.context("--c1 needs --miner-id")?;
+                ProofRequest::parse_c1(&read(p)?, self.sector_number, miner)
+                    .map_err(|e| anyhow::anyhow!("{}: {}: {e}", p.display(), e.code()))
+            }
+            (None, None) => anyhow::bail!("give --request FILE or --c1 FILE"),
+        }
+    }
+}
+
+/// Scheduling priority on the command line.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PriorityArg {
+    /// LOW.
+    Low,
+    /// NORMAL.
+    #[default]
+    Normal,
+    /// HIGH.
+    High,
+    /// CRITICAL.
+    Critical,
+}
+
+impl PriorityArg {
+    /// The wire value.
+    pub fn wire(self) -> pb::Priority {
+        match self {
+            Self::Low => pb::Priority::Low,
+            Self::Normal => pb::Priority::Normal,
+            Self::High => pb::Priority::High,
+            Self::Critical => pb::Priority::Critical,
+        }
+    }
+}
+
+/// `submit`: queue a proof.
+#[derive(clap::Args, Clone, Debug)]
+pub struct SubmitArgs {
+    #[command(flatten)]
+    pub connect: Connect,
+    #[command(flatten)]
+    pub input: RequestInput,
+    /// Idempotency key (default: a random id).
+    #[arg(long)]
+    pub request_id: Option<String>,
+    /// Priority (PoSt kinds run at least HIGH / CRITICAL anyway).
+    #[arg(long, value_enum, default_value_t)]
+    pub priority: PriorityArg,
+    /// Wait for the proof (like Prove) instead of printing the job id only.
+    #[arg(long)]
+    pub wait: bool,
+    /// With --wait: write the proof bytes here (default: print hex).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// `await`: wait for a job.
+#[derive(clap::Args, Clone, Debug)]
+pub struct AwaitArgs {
+    #[command(flatten)]
+    pub connect: Connect,
+    /// The job id.
+    pub job_id: String,
+    /// Milliseconds to wait (0: until it ends).
+    #[arg(long, default_value_t = 0)]
+    pub timeout_ms: u64,
+    /// Write the proof bytes here (default: print hex).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// `status`: devices, parameters, queues.
+#[derive(clap::Args, Clone, Debug)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub connect: Connect,
+    /// Print the Prometheus metrics instead.
+    #[arg(long)]
+    pub metrics: bool,
+}
+
+/// `cancel`: cancel a job.
+#[derive(clap::Args, Clone, Debug)]
+pub struct CancelArgs {
+    #[command(flatten)]
+    pub connect: Connect,
+    /// The job id.
+    pub job_id: String,
+}
+
+/// `preload` / `evict`: parameter residency.
+#[derive(clap::Args, Clone, Debug)]
+pub struct SrsArgs {
+    #[command(flatten)]
+    pub connect: Connect,
+    /// Circuit id: porep-32g, wpost-32g, winning-32g, snap-32g, ... (any size: 2k, 8m,
+    /// 512m, 32g, 64g).
+    pub circuit_id: String,
+}
+
+/// The client commands.
+#[derive(clap::Subcommand, Clone, Debug)]
+pub enum ClientCommand {
+    /// Submit a proof request to the daemon.
+    Submit(SubmitArgs),
+    /// Wait for a submitted job and print or save its proof.
+    Await(AwaitArgs),
+    /// Show the daemon's devices, parameters and queues.
+    Status(StatusArgs),
+    /// Cancel a job.
+    Cancel(CancelArgs),
+    /// Load a circuit's parameters into the daemon's memory.
+    Preload(SrsArgs),
+    /// Drop a circuit's parameters from the daemon's memory.
+    Evict(SrsArgs),
+    /// Prove a request N times with concurrency J and report throughput and latency.
+    Bench(bench::BenchArgs),
+}
+
+/// Runs a client command to completion.
+pub fn run_client(command: ClientCommand) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    rt.block_on(run(command))
+}
+
+fn print_result(r: &pb::AwaitProofResponse, out: Option<&Path>) -> anyhow::Result<()> {
+    use pb::await_proof_response::Status as S;
+    let status = S::try_from(r.status).unwrap_or(S::Unknown);
+    eprintln!(
+        "job {}: {:?} (total {} ms: queue {} ms, srs {} ms, synthesis {} ms, prove {} ms)",
+        r.job_id,
+        status,
+        r.total_ms,
+        r.queue_wait_ms,
+        r.srs_load_ms,
+        r.synthesis_ms,
+        r.gpu_compute_ms
+    );
+    match status {
+        S::Completed => {
+            match out {
+                Some(p) => std::fs::write(p, &r.proof)
+                    .with_context(|| format!("cannot write {}", p.display()))?,
+                None => println!("{}", hex::encode(&r.proof)),
+            }
+            Ok(())
+        }
+        S::Timeout => anyhow::bail!("timed out waiting for job {}", r.job_id),
+        _ => anyhow::bail!("job {} {:?}: {}", r.job_id, status, r.error_message),
+    }
+}
+
+async fn run(command: ClientCommand) -> anyhow::Result<()> {
+    match command {
+        ClientCommand::Submit(a) => {
+            let request = a.input.load()?;
+            let id = a
+                .request_id
+                .clone()
+                .unwrap_or_else(|| format!("cli-{:016x}", rand::random::<u64>()));
+            let wire = convert::to_wire(&request, &id, a.priority.wire());
+            let mut c = connect(&a.connect.addr).await?;
+            let s = c.submit_proof(wire).await?.into_inner();
+            println!("{}", s.job_id);
+            eprintln!(
+                "queued as {} (position {}, device {})",
+                s.job_id, s.queue_position, s.assigned_gpu
+            );
+            if a.wait {
+                let r = c
+                    .await_proof(pb::AwaitProofRequest {
+                        job_id: s.job_id,
+                        timeout_ms: 0,
+                    })
+                    .await?
+                    .into_inner();
+                print_result(&r, a.out.as_deref())?;
+            }
+        }
+        ClientCommand::Await(a) => {
+            let mut c = connect(&a.connect.addr).await?;
+            let r = c
+                .await_proof(pb::AwaitProofRequest {
+                    job_id: a.job_id,
+                    timeout_ms: a.timeout_ms,
+                })
+                .await?
+                .into_inner();
+            print_result(&r, a.out.as_deref())?;
+        }
+        ClientCommand::Status(a) => {
+            let mut c = connect(&a.connect.addr).await?;
+            if a.metrics {
+                print!(
+                    "{}",
+                    c.get_metrics(pb::GetMetricsRequest {})
+                        .await?
+                        .into_inner()
+                        .prometheus_text
+                );
+            } else {
+                let s = c.get_status(pb::GetStatusRequest {}).await?.into_inner();
+                print!("{}", format_status(&s));
+            }
+        }
+        ClientCommand::Cancel(a) => {
+            let mut c = connect(&a.connect.addr).await?;
+            let r = c
+                .cancel_proof(pb::CancelProofRequest {
+                    job_id: a.job_id.clone(),
+                })
+                .await?
+                .into_inner();
+            println!("cancelled {} (was running: {})", a.job_id, r.was_running);
+        }
+        ClientCommand::Preload(a) => {
+            let mut c = connect(&a.connect.addr).await?;
+            let r = c
+                .preload_srs(pb::PreloadSrsRequest {
+                    circuit_id: a.circuit_id.clone(),
+                })
+                .await?
+                .into_inner();
+            println!(
+                "{}: already loaded {}, {} ms",
+                a.circuit_id, r.already_loaded, r.load_time_ms
+            );
+        }
+        ClientCommand::Evict(a) => {
+            let mut c = connect(&a.connect.addr).await?;
+            let r = c
+                .evict_srs(pb::EvictSrsRequest {
+                    circuit_id: a.circuit_id.clone(),
+                })
+                .await?
+                .into_inner();
+            println!(
+                "{}: was loaded {}, freed {} bytes",
+                a.circuit_id, r.was_loaded, r.freed_bytes
+            );
+        }
+        ClientCommand::Bench(a) => {
+            let report = bench::run(&a).await?;
+            if a.json {
+                println!("{}", serde_json::to_string_pretty(&report.to_json())?);
+            } else {
+                print!("{}", report.format());
+            }
+            if report.failed > 0 {
+                anyhow::bail!("{} of {} proofs failed", report.failed, report.count);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A readable status report.
+pub fn format_status(s: &pb::GetStatusResponse) -> String {
+    use std::fmt::Write as _;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "uptime {} s, proofs completed {}, failed {}, memory reserved {:.2} / {:.2} GiB",
+        s.uptime_seconds,
+        s.total_proofs_completed,
+        s.total_proofs_failed,
+        s.pinned_memory_bytes as f64 / (1u64 << 30) as f64,
+        s.pinned_memory_limit_bytes as f64 / (1u64 << 30) as f64
+    );
+    for g in &s.gpus {
+        let cur = if g.current_job_id.is_empty() {
+            "idle".to_string()
+        } else {
+            format!("{} ({})", g.current_job_id, g.current_proof_kind)
+        };
+        let _ = writeln!(o, "device {} {}: {cur}", g.ordinal, g.name);
+    }
+    for q in &s.queues {
+        let _ = writeln!(
+            o,
+            "queue {}: {} pending, {} in progress",
+            q.proof_kind, q.pending, q.in_progress
+        );
+    }
+    for p in &s.loaded_srs {
+        let tier = pb::srs_status::Tier::try_from(p.tier)
+            .map(|t| t.as_str_name())
+            .unwrap_or("?");
+        let _ = writeln!(
+            o,
+            "srs {}: {tier}, {:.1} MiB, {} users",
+            p.circuit_id,
+            p.size_bytes as f64 / (1u64 << 20) as f64,
+            p.ref_count
+        );
+    }
+    o
+}
+
+/// Polls `addr` until the daemon answers GetStatus or `timeout` passes.
+pub async fn wait_ready(addr: &str, timeout: Duration) -> anyhow::Result<Client> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        if let Ok(mut c) = connect(addr).await {
+            if c.get_status(pb::GetStatusRequest {}).await.is_ok() {
+                return Ok(c);
+            }
+        }
+        if tokio::time::Instant::now() >= deadline {
+            anyhow::bail!("daemon at {addr} not ready");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

@@ -1,0 +1,295 @@
+//! The daemon's TOML configuration: parsed and validated in one place, unknown keys
+//! rejected. Every key and its default is documented in docs/config.md.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Default unix socket path.
+pub const DEFAULT_UNIX_SOCKET: &str = "/run/filprove/filprove.sock";
+
+/// The whole configuration file.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Listeners and limits.
+    pub server: ServerConfig,
+    /// Workers and backend.
+    pub engine: EngineSection,
+    /// Host memory budget.
+    pub memory: MemorySection,
+    /// Parameters (SRS).
+    pub srs: SrsSection,
+}
+
+/// `[server]`: where the daemon listens.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerConfig {
+    /// Unix socket path for gRPC; empty disables it.
+    pub unix_socket: String,
+    /// Permission bits of the socket: "0600" (owner only) or "0660" (owner and group).
+    pub socket_mode: String,
+    /// TCP address for gRPC (e.g. "127.0.0.1:9820"); empty (the default) disables TCP.
+    pub tcp_listen: String,
+    /// HTTP address for /metrics, /status and /healthz; empty disables it.
+    pub http_listen: String,
+    /// Largest gRPC message accepted, bytes; larger ones are refused before decoding.
+    pub max_message_bytes: usize,
+    /// Seconds in-flight jobs get to finish on SIGTERM/SIGINT before they are cancelled.
+    pub shutdown_grace_secs: u64,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            unix_socket: DEFAULT_UNIX_SOCKET.into(),
+            socket_mode: "0600".into(),
+            tcp_listen: String::new(),
+            http_listen: "127.0.0.1:9821".into(),
+            max_message_bytes: 256 << 20,
+            shutdown_grace_secs: 60,
+        }
+    }
+}
+
+/// `[engine]`: backend and workers.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct EngineSection {
+    /// "cpu", "cuda" (fail if no GPU) or "auto" (CUDA when available, else CPU).
+    pub backend: String,
+    /// CPU synthesis workers.
+    pub partition_workers: usize,
+    /// Prover workers per device.
+    pub gpu_workers_per_device: usize,
+    /// An extra synthesis worker reserved for HIGH/CRITICAL work.
+    pub express_worker: bool,
+    /// Finished jobs remembered (for AwaitProof and request-id idempotency).
+    pub max_retained_jobs: usize,
+}
+
+impl Default for EngineSection {
+    fn default() -> Self {
+        Self {
+            backend: "auto".into(),
+            partition_workers: 2,
+            gpu_workers_per_device: 2,
+            express_worker: true,
+            max_retained_jobs: 10_000,
+        }
+    }
+}
+
+/// A byte size: an integer, "auto", or a string with a unit ("64GiB", "512MiB", "2G").
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum ByteSize {
+    /// Decided from the host at start.
+    #[default]
+    Auto,
+    /// Bytes.
+    Bytes(u64),
+    /// "auto" or a number with a unit.
+    Text(String),
+}
+
+impl ByteSize {
+    /// The bytes, or `None` for auto.
+    pub fn resolve(&self) -> Result<Option<u64>, String> {
+        match self {
+            Self::Auto => Ok(None),
+            Self::Bytes(b) => Ok(Some(*b)),
+            Self::Text(t) => parse_size(t),
+        }
+    }
+}
+
+/// Parses "auto", "123", "64GiB", "64G", "512MiB", "1.5TiB".
+pub fn parse_size(t: &str) -> Result<Option<u64>, String> {
+    let t = t.trim();
+    if t.eq_ignore_ascii_case("auto") {
+        return Ok(None);
+    }
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let num: f64 = num.parse().map_err(|_| format!("bad size {t:?}"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        u => {
+            return Err(format!(
+                "bad size unit {u:?} in {t:?} (use KiB, MiB, GiB, TiB)"
+            ))
+        }
+    };
+    Ok(Some((num * mult as f64) as u64))
+}
+
+/// `[memory]`: the host memory budget.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct MemorySection {
+    /// Bytes partitions may reserve; "auto": 80 % of the machine's or cgroup's limit less
+    /// the parameter budget.
+    pub budget: ByteSize,
+}
+
+/// `[srs]`: parameter files.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct SrsSection {
+    /// Parameter directory; empty: `FIL_PROOFS_PARAMETER_CACHE`, else
+    /// /var/tmp/filecoin-proof-parameters.
+    pub param_cache: String,
+    /// Circuits loaded at start ("porep-32g", "winning-32g", "wpost-32g", "snap-32g", ...).
+    pub preload: Vec<String>,
+    /// Bytes of parameters kept resident; "auto": half the host's limit.
+    pub budget: ByteSize,
+    /// Check every point of a parameter file when loading (slow for 32 GiB files).
+    pub validate: bool,
+}
+
+impl Default for SrsSection {
+    fn default() -> Self {
+        Self {
+            param_cache: String::new(),
+            preload: Vec::new(),
+            budget: ByteSize::Auto,
+            validate: false,
+        }
+    }
+}
+
+impl Config {
+    /// Parses and validates TOML text.
+    pub fn from_toml(text: &str) -> Result<Self, String> {
+        let c: Config = toml::from_str(text).map_err(|e| e.to_string())?;
+        c.validate()?;
+        Ok(c)
+    }
+
+    /// Reads and validates a file.
+    pub fn read(path: &Path) -> Result<Self, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        Self::from_toml(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// Checks values that parse but make no sense.
+    pub fn validate(&self) -> Result<(), String> {
+        self.socket_mode()?;
+        self.tcp_addr()?;
+        self.http_addr()?;
+        if !["cpu", "cuda", "auto"].contains(&self.engine.backend.as_str()) {
+            return Err(format!(
+                "engine.backend must be \"cpu\", \"cuda\" or \"auto\", not {:?}",
+                self.engine.backend
+            ));
+        }
+        if self.engine.partition_workers == 0 || self.engine.gpu_workers_per_device == 0 {
+            return Err(
+                "engine.partition_workers and engine.gpu_workers_per_device must be at least 1"
+                    .into(),
+            );
+        }
+        if self.server.max_message_bytes < 1024 {
+            return Err("server.max_message_bytes must be at least 1024".into());
+        }
+        if self.server.unix_socket.is_empty() && self.server.tcp_listen.is_empty() {
+            return Err("no gRPC listener: set server.unix_socket or server.tcp_listen".into());
+        }
+        self.memory
+            .budget
+            .resolve()
+            .map_err(|e| format!("memory.budget: {e}"))?;
+        self.srs
+            .budget
+            .resolve()
+            .map_err(|e| format!("srs.budget: {e}"))?;
+        Ok(())
+    }
+
+    /// The socket's permission bits.
+    pub fn socket_mode(&self) -> Result<u32, String> {
+        match self.server.socket_mode.as_str() {
+            "0600" | "600" => Ok(0o600),
+            "0660" | "660" => Ok(0o660),
+            m => Err(format!(
+                "server.socket_mode must be \"0600\" or \"0660\", not {m:?}"
+            )),
+        }
+    }
+
+    /// The TCP listener, if configured.
+    pub fn tcp_addr(&self) -> Result<Option<SocketAddr>, String> {
+        opt_addr("server.tcp_listen", &self.server.tcp_listen)
+    }
+
+    /// The HTTP listener, if configured.
+    pub fn http_addr(&self) -> Result<Option<SocketAddr>, String> {
+        opt_addr("server.http_listen", &self.server.http_listen)
+    }
+
+    /// The unix socket, if configured.
+    pub fn unix_socket(&self) -> Option<PathBuf> {
+        (!self.server.unix_socket.is_empty()).then(|| PathBuf::from(&self.server.unix_socket))
+    }
+}
+
+fn opt_addr(key: &str, v: &str) -> Result<Option<SocketAddr>, String> {
+    if v.is_empty() {
+        return Ok(None);
+    }
+    v.parse()
+        .map(Some)
+        .map_err(|e| format!("{key}: {v:?} is not an address ({e})"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid() {
+        let c = Config::from_toml("").unwrap();
+        assert_eq!(c, Config::default());
+        assert_eq!(c.socket_mode().unwrap(), 0o600);
+        assert_eq!(c.tcp_addr().unwrap(), None);
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected() {
+        let e = Config::from_toml("[server]\nunix_sockett = \"/x\"\n").unwrap_err();
+        assert!(e.contains("unknown field"), "{e}");
+        assert!(Config::from_toml("[nope]\n").is_err());
+    }
+
+    #[test]
+    fn sizes_and_values() {
+        let c = Config::from_toml(
+            "[memory]\nbudget = \"16GiB\"\n[srs]\nbudget = 1024\npreload = [\"winning-2k\"]\n[server]\nsocket_mode = \"0660\"\ntcp_listen = \"127.0.0.1:1\"\n",
+        )
+        .unwrap();
+        assert_eq!(c.memory.budget.resolve().unwrap(), Some(16 << 30));
+        assert_eq!(c.srs.budget.resolve().unwrap(), Some(1024));
+        assert_eq!(c.socket_mode().unwrap(), 0o660);
+        assert!(Config::from_toml("[server]\nsocket_mode = \"0666\"\n").is_err());
+        assert!(Config::from_toml("[engine]\nbackend = \"opencl\"\n").is_err());
+        assert!(Config::from_toml("[memory]\nbudget = \"12 parsecs\"\n").is_err());
+        assert_eq!(parse_size("auto").unwrap(), None);
+        assert_eq!(parse_size("1.5KiB").unwrap(), Some(1536));
+    }
+
+    #[test]
+    fn example_config_parses() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/filprove.example.toml");
+        Config::read(&path).unwrap();
+    }
+}

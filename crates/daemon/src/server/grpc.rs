@@ -1,0 +1,262 @@
+//! The `cuzk.v1.ProvingEngine` service over the engine.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use filprove_engine::filecoin::FilecoinJob;
+use filprove_engine::{Engine, EngineError, JobOutcome, JobReport, SrsTier};
+use tonic::{Request, Response, Status};
+
+use super::convert;
+use super::pb;
+use super::pb::proving_engine_server::ProvingEngine;
+
+/// Maps a typed engine error to a gRPC status; the message starts with the stable code.
+pub fn to_status(e: &EngineError) -> Status {
+    let msg = format!("{}: {e}", e.code());
+    match e {
+        EngineError::Input { .. } => Status::invalid_argument(msg),
+        EngineError::MemoryExceedsBudget { .. } => Status::resource_exhausted(msg),
+        EngineError::UnknownJob(_) | EngineError::UnknownCircuit(_) => Status::not_found(msg),
+        EngineError::Draining => Status::unavailable(msg),
+        EngineError::Cancelled => Status::cancelled(msg),
+        EngineError::Srs { .. } => Status::failed_precondition(msg),
+        _ => Status::internal(msg),
+    }
+}
+
+/// The service: a handle on the engine.
+#[derive(Clone)]
+pub struct ProvingService {
+    engine: Arc<Engine>,
+}
+
+impl ProvingService {
+    /// A service over `engine`.
+    pub fn new(engine: Arc<Engine>) -> Self {
+        Self { engine }
+    }
+
+    async fn submit(&self, r: pb::SubmitProofRequest) -> Result<pb::SubmitProofResponse, Status> {
+        let engine = self.engine.clone();
+        // Parsing and validating inputs (C1 JSON, vanilla proofs) is CPU work.
+        let submitted = tokio::task::spawn_blocking(move || {
+            let id = (!r.request_id.is_empty()).then_some(r.request_id.as_str());
+            if let Some(id) = id {
+                if engine.contains(id) {
+                    // Idempotent retry: no parsing, no second proof.
+                    return engine.submit_existing(id);
+                }
+            }
+            if engine.is_draining() {
+                return Err(EngineError::Draining);
+            }
+            let (request, priority) = convert::to_request(&r)?;
+            engine.submit(id, priority, Arc::new(FilecoinJob::new(request)))
+        })
+        .await
+        .map_err(|e| Status::internal(format!("internal: {e}")))?
+        .map_err(|e| {
+            tracing::warn!(code = e.code(), error = %e, "submission refused");
+            to_status(&e)
+        })?;
+        Ok(pb::SubmitProofResponse {
+            job_id: submitted.job_id,
+            queue_position: submitted.queue_position,
+            assigned_gpu: submitted.assigned_device,
+        })
+    }
+
+    async fn await_job(
+        &self,
+        job_id: &str,
+        timeout_ms: u64,
+    ) -> Result<pb::AwaitProofResponse, Status> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.engine
+            .on_complete(job_id, move |r| {
+                let _ = tx.send(r.clone());
+            })
+            .map_err(|e| to_status(&e))?;
+        let report = if timeout_ms == 0 {
+            rx.await.ok()
+        } else {
+            tokio::time::timeout(Duration::from_millis(timeout_ms), rx)
+                .await
+                .ok()
+                .and_then(Result::ok)
+        };
+        Ok(match report {
+            Some(r) => report_to_response(&r),
+            None => pb::AwaitProofResponse {
+                job_id: job_id.to_string(),
+                status: pb::await_proof_response::Status::Timeout as i32,
+                ..Default::default()
+            },
+        })
+    }
+}
+
+/// The wire form of a finished job.
+pub fn report_to_response(r: &JobReport) -> pb::AwaitProofResponse {
+    use pb::await_proof_response::Status as S;
+    let ms = |d: Duration| d.as_millis() as u64;
+    let (status, proof, error_message) = match &r.outcome {
+        JobOutcome::Completed(p) => (S::Completed, p.clone(), String::new()),
+        JobOutcome::Failed(e) => (S::Failed, Vec::new(), format!("{}: {e}", e.code())),
+        JobOutcome::Cancelled => (
+            S::Cancelled,
+            Vec::new(),
+            "cancelled: the job was cancelled".into(),
+        ),
+    };
+    pb::AwaitProofResponse {
+        job_id: r.job_id.clone(),
+        status: status as i32,
+        proof,
+        error_message,
+        queue_wait_ms: ms(r.timings.queue_wait),
+        srs_load_ms: ms(r.timings.srs_load),
+        synthesis_ms: ms(r.timings.synthesis),
+        gpu_compute_ms: ms(r.timings.prove),
+        total_ms: ms(r.timings.total),
+    }
+}
+
+#[tonic::async_trait]
+impl ProvingEngine for ProvingService {
+    async fn submit_proof(
+        &self,
+        request: Request<pb::SubmitProofRequest>,
+    ) -> Result<Response<pb::SubmitProofResponse>, Status> {
+        self.submit(request.into_inner()).await.map(Response::new)
+    }
+
+    async fn await_proof(
+        &self,
+        request: Request<pb::AwaitProofRequest>,
+    ) -> Result<Response<pb::AwaitProofResponse>, Status> {
+        let r = request.into_inner();
+        self.await_job(&r.job_id, r.timeout_ms)
+            .await
+            .map(Response::new)
+    }
+
+    async fn prove(
+        &self,
+        request: Request<pb::ProveRequest>,
+    ) -> Result<Response<pb::ProveResponse>, Status> {
+        let submit = request.into_inner().submit.ok_or_else(|| {
+            Status::invalid_argument("invalid_request: ProveRequest.submit is missing")
+        })?;
+        let submitted = self.submit(submit).await?;
+        let result = self.await_job(&submitted.job_id, 0).await?;
+        Ok(Response::new(pb::ProveResponse {
+            result: Some(result),
+        }))
+    }
+
+    async fn cancel_proof(
+        &self,
+        request: Request<pb::CancelProofRequest>,
+    ) -> Result<Response<pb::CancelProofResponse>, Status> {
+        let was_running = self
+            .engine
+            .cancel(&request.into_inner().job_id)
+            .map_err(|e| to_status(&e))?;
+        Ok(Response::new(pb::CancelProofResponse { was_running }))
+    }
+
+    async fn get_status(
+        &self,
+        _request: Request<pb::GetStatusRequest>,
+    ) -> Result<Response<pb::GetStatusResponse>, Status> {
+        let s = self.engine.status();
+        Ok(Response::new(pb::GetStatusResponse {
+            gpus: s
+                .devices
+                .iter()
+                .map(|d| pb::GpuStatus {
+                    ordinal: d.ordinal,
+                    name: d.name.clone(),
+                    vram_total_bytes: 0,
+                    vram_free_bytes: 0,
+                    current_job_id: d
+                        .current_job
+                        .as_ref()
+                        .map(|c| c.0.clone())
+                        .unwrap_or_default(),
+                    current_proof_kind: d
+                        .current_job
+                        .as_ref()
+                        .map(|c| c.1.to_string())
+                        .unwrap_or_default(),
+                })
+                .collect(),
+            loaded_srs: s
+                .srs
+                .iter()
+                .map(|e| pb::SrsStatus {
+                    circuit_id: e.circuit_id.clone(),
+                    tier: match e.tier {
+                        SrsTier::Hot => pb::srs_status::Tier::Hot,
+                        SrsTier::Warm => pb::srs_status::Tier::Warm,
+                        SrsTier::Cold => pb::srs_status::Tier::Cold,
+                    } as i32,
+                    size_bytes: e.size_bytes,
+                    ref_count: e.ref_count,
+                })
+                .collect(),
+            queues: s
+                .queues
+                .iter()
+                .map(|q| pb::QueueStatus {
+                    proof_kind: q.kind.clone(),
+                    pending: q.pending,
+                    in_progress: q.in_progress,
+                })
+                .collect(),
+            total_proofs_completed: s.completed,
+            total_proofs_failed: s.failed,
+            uptime_seconds: s.uptime.as_secs(),
+            pinned_memory_bytes: s.memory_reserved_bytes,
+            pinned_memory_limit_bytes: s.memory_limit_bytes,
+        }))
+    }
+
+    async fn get_metrics(
+        &self,
+        _request: Request<pb::GetMetricsRequest>,
+    ) -> Result<Response<pb::GetMetricsResponse>, Status> {
+        Ok(Response::new(pb::GetMetricsResponse {
+            prometheus_text: self.engine.metrics_text(),
+        }))
+    }
+
+    async fn preload_srs(
+        &self,
+        request: Request<pb::PreloadSrsRequest>,
+    ) -> Result<Response<pb::PreloadSrsResponse>, Status> {
+        let id = request.into_inner().circuit_id;
+        let engine = self.engine.clone();
+        let out = tokio::task::spawn_blocking(move || engine.srs().preload(&id))
+            .await
+            .map_err(|e| Status::internal(format!("internal: {e}")))?
+            .map_err(|e| to_status(&e))?;
+        Ok(Response::new(pb::PreloadSrsResponse {
+            already_loaded: out.already_loaded,
+            load_time_ms: out.load_time.as_millis() as u64,
+        }))
+    }
+
+    async fn evict_srs(
+        &self,
+        request: Request<pb::EvictSrsRequest>,
+    ) -> Result<Response<pb::EvictSrsResponse>, Status> {
+        let out = self.engine.srs().evict(&request.into_inner().circuit_id);
+        Ok(Response::new(pb::EvictSrsResponse {
+            was_loaded: out.was_loaded,
+            freed_bytes: out.freed_bytes,
+        }))
+    }
+}

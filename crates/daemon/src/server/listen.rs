@@ -1,0 +1,202 @@
+//! Listeners (unix socket, TCP, HTTP) and the serve loop with graceful drain.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use filprove_engine::Engine;
+use tokio::net::{TcpListener, UnixListener};
+use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
+use tonic::transport::Server;
+
+use super::config::Config;
+use super::grpc::ProvingService;
+use super::pb::proving_engine_server::ProvingEngineServer;
+
+/// The daemon's bound sockets.
+pub struct Listeners {
+    unix: Option<(UnixListener, PathBuf)>,
+    tcp: Option<TcpListener>,
+    http: Option<TcpListener>,
+    max_message_bytes: usize,
+}
+
+/// Removes a stale socket file left by a daemon that died; refuses when one still answers
+/// or when the path is not a socket.
+fn clear_stale_socket(path: &Path) -> anyhow::Result<()> {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return Ok(());
+    };
+    if !meta.file_type().is_socket() {
+        anyhow::bail!(
+            "{} exists and is not a socket; refusing to replace it",
+            path.display()
+        );
+    }
+    if std::os::unix::net::UnixStream::connect(path).is_ok() {
+        anyhow::bail!("another daemon is listening on {}", path.display());
+    }
+    std::fs::remove_file(path)
+        .with_context(|| format!("cannot remove stale socket {}", path.display()))
+}
+
+impl Listeners {
+    /// Binds everything the configuration asks for.
+    pub async fn bind(c: &Config) -> anyhow::Result<Self> {
+        let unix = match c.unix_socket() {
+            Some(path) => {
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir)
+                        .with_context(|| format!("cannot create {}", dir.display()))?;
+                }
+                clear_stale_socket(&path)?;
+                let l = UnixListener::bind(&path)
+                    .with_context(|| format!("cannot bind {}", path.display()))?;
+                let mode = c.socket_mode().map_err(anyhow::Error::msg)?;
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode))
+                    .with_context(|| format!("cannot chmod {}", path.display()))?;
+                tracing::info!(path = %path.display(), mode = format!("{mode:o}"), "gRPC on unix socket");
+                Some((l, path))
+            }
+            None => None,
+        };
+        let tcp = match c.tcp_addr().map_err(anyhow::Error::msg)? {
+            Some(a) => {
+                let l = TcpListener::bind(a)
+                    .await
+                    .with_context(|| format!("cannot bind {a}"))?;
+                tracing::info!(addr = %l.local_addr()?, "gRPC on TCP");
+                Some(l)
+            }
+            None => None,
+        };
+        let http = match c.http_addr().map_err(anyhow::Error::msg)? {
+            Some(a) => {
+                let l = TcpListener::bind(a)
+                    .await
+                    .with_context(|| format!("cannot bind {a}"))?;
+                tracing::info!(addr = %l.local_addr()?, "HTTP admin (/metrics, /status, /healthz)");
+                Some(l)
+            }
+            None => None,
+        };
+        Ok(Self {
+            unix,
+            tcp,
+            http,
+            max_message_bytes: c.server.max_message_bytes,
+        })
+    }
+
+    /// The bound TCP gRPC address (to learn the port of `:0`).
+    pub fn tcp_addr(&self) -> Option<SocketAddr> {
+        self.tcp.as_ref().and_then(|l| l.local_addr().ok())
+    }
+
+    /// The bound HTTP address.
+    pub fn http_addr(&self) -> Option<SocketAddr> {
+        self.http.as_ref().and_then(|l| l.local_addr().ok())
+    }
+
+    /// The unix socket path.
+    pub fn unix_path(&self) -> Option<&Path> {
+        self.unix.as_ref().map(|(_, p)| p.as_path())
+    }
+}
+
+async fn stopped(mut rx: tokio::sync::watch::Receiver<bool>) {
+    let _ = rx.wait_for(|s| *s).await;
+}
+
+/// Serves gRPC and HTTP until `shutdown` completes, then drains: new submissions are
+/// refused (UNAVAILABLE), in-flight jobs get `grace` to finish and are cancelled after it,
+/// waiting callers get their answers, and the listeners close.
+pub async fn serve(
+    listeners: Listeners,
+    engine: Arc<Engine>,
+    grace: Duration,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let service = ProvingService::new(engine.clone());
+    let max = listeners.max_message_bytes;
+    // The length prefix is checked against the limit before any decoding.
+    let grpc = || {
+        ProvingEngineServer::new(service.clone())
+            .max_decoding_message_size(max)
+            .max_encoding_message_size(max)
+    };
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut socket_path = None;
+    if let Some((l, path)) = listeners.unix {
+        socket_path = Some(path);
+        let incoming = UnixListenerStream::new(l);
+        let s = Server::builder()
+            .add_service(grpc())
+            .serve_with_incoming_shutdown(incoming, stopped(stop_rx.clone()));
+        tasks.spawn(async move { s.await.context("gRPC (unix socket)") });
+    }
+    if let Some(l) = listeners.tcp {
+        let incoming = TcpListenerStream::new(l);
+        let s = Server::builder()
+            .add_service(grpc())
+            .serve_with_incoming_shutdown(incoming, stopped(stop_rx.clone()));
+        tasks.spawn(async move { s.await.context("gRPC (TCP)") });
+    }
+    if let Some(l) = listeners.http {
+        let s = axum::serve(l, super::http::router(engine.clone()))
+            .with_graceful_shutdown(stopped(stop_rx.clone()));
+        tasks.spawn(async move { s.await.context("HTTP admin") });
+    }
+    tracing::info!("filprove daemon ready");
+
+    // Run until asked to stop, or until a listener fails.
+    let mut failure = None;
+    tokio::select! {
+        _ = shutdown => {}
+        Some(r) = tasks.join_next() => {
+            failure = Some(match r {
+                Ok(Ok(())) => anyhow::anyhow!("a listener stopped unexpectedly"),
+                Ok(Err(e)) => e,
+                Err(e) => anyhow::anyhow!("a listener task failed: {e}"),
+            });
+        }
+    }
+
+    engine.begin_drain();
+    tracing::info!(
+        grace_secs = grace.as_secs(),
+        "draining: no new work; waiting for jobs in flight"
+    );
+    let e = engine.clone();
+    let report = tokio::task::spawn_blocking(move || e.drain(grace)).await?;
+    tracing::info!(
+        finished = report.finished,
+        cancelled = report.cancelled,
+        "drained"
+    );
+    let _ = stop_tx.send(true);
+    // Let the RPCs that were waiting for those jobs deliver their answers.
+    let _ = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(r) = tasks.join_next().await {
+            if let Ok(Err(e)) = r {
+                tracing::error!(error = %e, "listener error at shutdown");
+            }
+        }
+    })
+    .await;
+    if let Some(p) = socket_path {
+        let _ = std::fs::remove_file(p);
+    }
+    match failure {
+        Some(e) => Err(e),
+        None => {
+            tracing::info!("filprove daemon stopped");
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! The filprove daemon: the `cuzk.v1.ProvingEngine` gRPC service on a unix socket (and TCP
+//! when configured), the HTTP admin endpoint, and graceful drain on SIGTERM/SIGINT.
+//!
+//! Entry points for the binary: [`DaemonArgs`] (clap) and [`run_daemon`].
+
+pub mod backends;
+pub mod config;
+pub mod convert;
+pub mod grpc;
+pub mod http;
+mod listen;
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use filprove_engine::{Engine, EngineConfig};
+
+pub use config::Config;
+pub use listen::{serve, Listeners};
+
+/// The generated cuzk.v1 messages, server and client.
+#[allow(missing_docs, clippy::all)]
+pub mod pb {
+    tonic::include_proto!("cuzk.v1");
+}
+
+/// `filprove daemon`: run the proving daemon.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct DaemonArgs {
+    /// TOML configuration file (see docs/config.md); defaults apply without one.
+    #[arg(long, short = 'c')]
+    pub config: Option<PathBuf>,
+    /// Unix socket path (overrides server.unix_socket).
+    #[arg(long)]
+    pub unix_socket: Option<PathBuf>,
+    /// Also listen on TCP, e.g. 127.0.0.1:9820 (overrides server.tcp_listen).
+    #[arg(long)]
+    pub tcp_listen: Option<String>,
+    /// HTTP admin address for /metrics, /status, /healthz (overrides server.http_listen;
+    /// "" disables it).
+    #[arg(long)]
+    pub http_listen: Option<String>,
+    /// Backend: cpu, cuda or auto (overrides engine.backend).
+    #[arg(long)]
+    pub backend: Option<String>,
+    /// Print the effective configuration and exit.
+    #[arg(long)]
+    pub check_config: bool,
+}
+
+impl DaemonArgs {
+    /// The configuration file with the command-line overrides applied, validated.
+    pub fn effective_config(&self) -> anyhow::Result<Config> {
+        let mut c = match &self.config {
+            Some(p) => Config::read(p).map_err(anyhow::Error::msg)?,
+            None => Config::default(),
+        };
+        if let Some(p) = &self.unix_socket {
+            c.server.unix_socket = p.display().to_string();
+        }
+        if let Some(t) = &self.tcp_listen {
+            c.server.tcp_listen = t.clone();
+        }
+        if let Some(h) = &self.http_listen {
+            c.server.http_listen = h.clone();
+        }
+        if let Some(b) = &self.backend {
+            c.engine.backend = b.clone();
+        }
+        c.validate().map_err(anyhow::Error::msg)?;
+        Ok(c)
+    }
+}
+
+/// Engine settings from the configuration.
+pub fn engine_config(c: &Config) -> anyhow::Result<EngineConfig> {
+    Ok(EngineConfig {
+        partition_workers: c.engine.partition_workers,
+        gpu_workers_per_device: c.engine.gpu_workers_per_device,
+        express_worker: c.engine.express_worker,
+        memory_budget_bytes: c.memory.budget.resolve().map_err(anyhow::Error::msg)?,
+        srs_budget_bytes: c.srs.budget.resolve().map_err(anyhow::Error::msg)?,
+        max_retained_jobs: c.engine.max_retained_jobs,
+    })
+}
+
+/// Applies `srs.param_cache`: sets `FIL_PROOFS_PARAMETER_CACHE` when it is unset, and
+/// refuses to start when it is set to another directory (never silently overridden).
+pub fn apply_param_cache(c: &Config) -> anyhow::Result<PathBuf> {
+    const VAR: &str = "FIL_PROOFS_PARAMETER_CACHE";
+    if !c.srs.param_cache.is_empty() {
+        match std::env::var_os(VAR) {
+            Some(v) if !v.is_empty() && PathBuf::from(&v) != PathBuf::from(&c.srs.param_cache) => {
+                anyhow::bail!(
+                    "srs.param_cache is {:?} but {VAR} is {:?}; set one of them, or both the same",
+                    c.srs.param_cache,
+                    v
+                );
+            }
+            Some(v) if !v.is_empty() => {}
+            // Before any thread reads the environment: called first thing at start.
+            _ => std::env::set_var(VAR, &c.srs.param_cache),
+        }
+    }
+    Ok(filprove_filecoin::parameter_cache_dir())
+}
+
+/// Starts the engine for a configuration: backends, parameter loader, preloads.
+pub fn start_engine(c: &Config) -> anyhow::Result<Arc<Engine>> {
+    let cache = apply_param_cache(c)?;
+    tracing::info!(param_cache = %cache.display(), "parameter directory");
+    warn_unknown_fil_proofs_env();
+    let backends = backends::build(&c.engine.backend)?;
+    let loader = filprove_engine::filecoin::srs_loader(cache, c.srs.validate);
+    let engine = Arc::new(Engine::start(engine_config(c)?, backends, loader)?);
+    for id in &c.srs.preload {
+        let engine = engine.clone();
+        let id = id.clone();
+        // Preload in the background: the daemon answers (and proves other kinds) meanwhile.
+        std::thread::spawn(move || match engine.srs().preload(&id) {
+            Ok(o) => {
+                tracing::info!(circuit_id = %id, ms = o.load_time.as_millis() as u64, "preloaded")
+            }
+            Err(e) => {
+                tracing::error!(circuit_id = %id, code = e.code(), error = %e, "preload failed")
+            }
+        });
+    }
+    Ok(engine)
+}
+
+/// `FIL_PROOFS_*` variables filecoin-proofs 19 reads; others are warned about.
+const KNOWN_FIL_PROOFS_ENV: &[&str] = &[
+    "FIL_PROOFS_PARAMETER_CACHE",
+    "FIL_PROOFS_PARENT_CACHE",
+    "FIL_PROOFS_VERIFY_PRODUCTION_PARAMS",
+    "FIL_PROOFS_USE_GPU_COLUMN_BUILDER",
+    "FIL_PROOFS_USE_GPU_TREE_BUILDER",
+    "FIL_PROOFS_MAXIMIZE_CACHING",
+    "FIL_PROOFS_USE_MULTICORE_SDR",
+    "FIL_PROOFS_MULTICORE_SDR_PRODUCERS",
+    "FIL_PROOFS_MULTICORE_SDR_PRODUCER_STRIDE",
+    "FIL_PROOFS_MULTICORE_SDR_LOOKAHEAD",
+    "FIL_PROOFS_SDR_PARENTS_CACHE_SIZE",
+    "FIL_PROOFS_VERIFY_CACHE",
+    "FIL_PROOFS_MAX_GPU_COLUMN_BATCH_SIZE",
+    "FIL_PROOFS_COLUMN_WRITE_BATCH_SIZE",
+    "FIL_PROOFS_MAX_GPU_TREE_BATCH_SIZE",
+    "FIL_PROOFS_ROWS_TO_DISCARD",
+    "FIL_PROOFS_WINDOW_POST_SYNTHESIS_NUM_CPUS",
+    "FIL_PROOFS_SRS_PARAMETER_CACHE",
+];
+
+fn warn_unknown_fil_proofs_env() {
+    for (k, _) in std::env::vars_os() {
+        let k = k.to_string_lossy();
+        if k.starts_with("FIL_PROOFS_") && !KNOWN_FIL_PROOFS_ENV.contains(&k.as_ref()) {
+            tracing::warn!(variable = %k, "unknown or obsolete FIL_PROOFS_* variable; it has no effect");
+        }
+    }
+}
+
+/// Runs the daemon until SIGTERM or SIGINT, then drains and returns (exit 0).
+pub fn run_daemon(args: DaemonArgs) -> anyhow::Result<()> {
+    let config = args.effective_config()?;
+    if args.check_config {
+        println!("{config:#?}");
+        return Ok(());
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("filprove-rt")
+        .build()
+        .context("cannot start the async runtime")?;
+    let engine = start_engine(&config)?;
+    runtime.block_on(async move {
+        let listeners = Listeners::bind(&config).await?;
+        serve(
+            listeners,
+            engine,
+            Duration::from_secs(config.server.shutdown_grace_secs),
+            shutdown_signal(),
+        )
+        .await
+    })
+}
+
+/// Completes on SIGTERM or SIGINT.
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    async {
+        let term = async {
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(mut s) => {
+                    s.recv().await;
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot listen for SIGTERM");
+                    std::future::pending::<()>().await
+                }
+            }
+        };
+        tokio::select! {
+            _ = term => tracing::info!("SIGTERM: draining"),
+            _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT: draining"),
+        }
+    }
+}

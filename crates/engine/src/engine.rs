@@ -1,0 +1,644 @@
+//! The engine: owns the queues, the workers, the devices and the job table, and is what
+//! the daemon calls (submit, await, cancel, status, metrics, drain).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use filprove_groth16::Backend;
+
+use crate::job::{JobOutcome, JobReport, JobStatus, Priority, ProofJob};
+use crate::memory::{HostMemory, MemoryBudget};
+use crate::sched::Scheduler;
+use crate::srs::{SrsEntryStatus, SrsLoader, SrsManager};
+use crate::tracker::JobEntry;
+use crate::{metrics::Metrics, workers, EngineError};
+
+/// Engine settings (the daemon fills them from its TOML config).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngineConfig {
+    /// CPU synthesis workers (each synthesizes one partition at a time).
+    pub partition_workers: usize,
+    /// Prover workers per device; they share the device's kernel lock.
+    pub gpu_workers_per_device: usize,
+    /// One extra synthesis worker that only takes HIGH and CRITICAL work, so PoSt never
+    /// waits for a PoRep partition's synthesis to finish.
+    pub express_worker: bool,
+    /// Host bytes partitions may reserve; `None`: 80 % of the host's (or cgroup's) limit
+    /// less the parameter budget, at least 1 GiB.
+    pub memory_budget_bytes: Option<u64>,
+    /// Parameter bytes kept resident; `None`: half the host's limit.
+    pub srs_budget_bytes: Option<u64>,
+    /// Finished jobs remembered for AwaitProof and idempotency.
+    pub max_retained_jobs: usize,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        Self {
+            partition_workers: 2,
+            gpu_workers_per_device: 2,
+            express_worker: true,
+            memory_budget_bytes: None,
+            srs_budget_bytes: None,
+            max_retained_jobs: 10_000,
+        }
+    }
+}
+
+/// One proving device and its kernel lock.
+pub(crate) struct Device {
+    pub name: String,
+    pub backend: Arc<dyn Backend>,
+    /// Held only around the backend's prove call (the kernel region).
+    pub kernel_lock: Mutex<()>,
+    current: Mutex<Option<(String, &'static str)>>,
+    busy: Mutex<Duration>,
+}
+
+impl Device {
+    pub fn set_current(&self, job: Option<(String, &'static str)>) {
+        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = job;
+    }
+    pub fn add_busy(&self, d: Duration) {
+        *self.busy.lock().unwrap_or_else(|p| p.into_inner()) += d;
+    }
+}
+
+struct JobTable {
+    by_id: HashMap<String, Arc<JobEntry>>,
+    finished: VecDeque<String>,
+}
+
+/// State shared by the engine handle and its workers.
+pub(crate) struct Shared {
+    pub sched: Arc<Scheduler>,
+    pub srs: Arc<SrsManager>,
+    pub devices: Vec<Device>,
+    pub metrics: Metrics,
+    jobs: Mutex<JobTable>,
+    max_retained: usize,
+    started: Instant,
+    draining: AtomicBool,
+    completed: AtomicU64,
+    failed: AtomicU64,
+    cancelled: AtomicU64,
+}
+
+impl Shared {
+    fn jobs(&self) -> MutexGuard<'_, JobTable> {
+        self.jobs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Ends `job` with `outcome` (once), records it, wakes its waiters and drops its
+    /// queued work.
+    pub fn complete(&self, job: &Arc<JobEntry>, outcome: JobOutcome, verify: Duration) {
+        let Some((report, waiters)) = job.finish(outcome, verify) else {
+            return;
+        };
+        let outcome = match &report.outcome {
+            JobOutcome::Completed(_) => {
+                self.completed.fetch_add(1, Ordering::Relaxed);
+                "completed"
+            }
+            JobOutcome::Failed(e) => {
+                self.failed.fetch_add(1, Ordering::Relaxed);
+                tracing::error!(job = %job.id, kind = job.kind, code = e.code(), error = %e, "job failed");
+                "failed"
+            }
+            JobOutcome::Cancelled => {
+                self.cancelled.fetch_add(1, Ordering::Relaxed);
+                "cancelled"
+            }
+        };
+        let t = &report.timings;
+        tracing::info!(
+            job = %job.id, kind = job.kind, outcome,
+            total_ms = t.total.as_millis() as u64, queue_ms = t.queue_wait.as_millis() as u64,
+            synthesis_ms = t.synthesis.as_millis() as u64, prove_ms = t.prove.as_millis() as u64,
+            "job finished"
+        );
+        self.metrics.add(
+            "filprove_proofs_total",
+            &[("kind", job.kind), ("outcome", outcome)],
+            1.0,
+        );
+        if outcome == "completed" {
+            for (stage, d) in [
+                ("queue_wait", t.queue_wait),
+                ("srs_load", t.srs_load),
+                ("synthesis", t.synthesis),
+                ("prove", t.prove),
+                ("verify", t.verify),
+                ("total", t.total),
+            ] {
+                self.metrics.observe(
+                    "filprove_stage_duration_seconds",
+                    &[("kind", job.kind), ("stage", stage)],
+                    d.as_secs_f64(),
+                );
+            }
+        }
+        {
+            let mut jobs = self.jobs();
+            jobs.finished.push_back(job.id.clone());
+            while jobs.finished.len() > self.max_retained {
+                if let Some(old) = jobs.finished.pop_front() {
+                    jobs.by_id.remove(&old);
+                }
+            }
+        }
+        for w in waiters {
+            w(&report);
+        }
+        if outcome != "completed" {
+            self.purge();
+        }
+    }
+
+    /// Drops queued partitions of ended jobs (and their memory reservations).
+    pub fn purge(&self) {
+        let dead = self.sched.purge_dead();
+        for t in &dead {
+            t.job.partition_dropped();
+        }
+        drop(dead);
+    }
+}
+
+/// What [`Engine::submit`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Submitted {
+    /// The job id (the request id when one was given).
+    pub job_id: String,
+    /// Unfinished jobs of the same or higher priority ahead of it.
+    pub queue_position: u32,
+    /// The device it will most likely run on.
+    pub assigned_device: String,
+    /// True when the id existed: the existing job was returned, nothing was queued.
+    pub existing: bool,
+}
+
+/// A device's state for status reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceStatus {
+    /// Index in the engine's device list.
+    pub ordinal: u32,
+    /// Backend name.
+    pub name: String,
+    /// Job and kind in its kernel region now.
+    pub current_job: Option<(String, &'static str)>,
+    /// Total time in the kernel region.
+    pub busy: Duration,
+}
+
+/// Jobs of one kind.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QueueStatus {
+    /// Kind label.
+    pub kind: String,
+    /// Jobs not started.
+    pub pending: u32,
+    /// Jobs with work started.
+    pub in_progress: u32,
+}
+
+/// A snapshot of the engine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngineStatus {
+    /// Devices.
+    pub devices: Vec<DeviceStatus>,
+    /// Parameter residency.
+    pub srs: Vec<SrsEntryStatus>,
+    /// Jobs per kind.
+    pub queues: Vec<QueueStatus>,
+    /// Jobs completed since start.
+    pub completed: u64,
+    /// Jobs failed since start.
+    pub failed: u64,
+    /// Jobs cancelled since start.
+    pub cancelled: u64,
+    /// Time since start.
+    pub uptime: Duration,
+    /// Host bytes reserved by partitions now.
+    pub memory_reserved_bytes: u64,
+    /// The partition memory budget.
+    pub memory_limit_bytes: u64,
+    /// Parameter bytes resident.
+    pub srs_resident_bytes: u64,
+    /// Partitions waiting for synthesis.
+    pub synthesis_waiting: usize,
+    /// Synthesized partitions waiting for a prover.
+    pub prove_waiting: usize,
+    /// True while draining.
+    pub draining: bool,
+}
+
+/// What [`Engine::drain`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DrainReport {
+    /// Jobs that finished during the grace period.
+    pub finished: usize,
+    /// Jobs cancelled when it ran out.
+    pub cancelled: usize,
+}
+
+/// The proving engine. Dropping it stops the workers (after their current item).
+pub struct Engine {
+    shared: Arc<Shared>,
+}
+
+impl Engine {
+    /// Starts the workers: `partition_workers` synthesis workers (+1 express), and
+    /// `gpu_workers_per_device` prover workers for each backend in `backends` (one per
+    /// device, or the CPU backend).
+    pub fn start(
+        config: EngineConfig,
+        backends: Vec<Arc<dyn Backend>>,
+        srs_loader: SrsLoader,
+    ) -> Result<Self, EngineError> {
+        if backends.is_empty() {
+            return Err(EngineError::Internal(
+                "the engine needs at least one backend".into(),
+            ));
+        }
+        let host = HostMemory::detect();
+        let srs_budget = config
+            .srs_budget_bytes
+            .unwrap_or(host.effective_limit() / 2);
+        let mem_budget = config
+            .memory_budget_bytes
+            .unwrap_or_else(|| MemoryBudget::default_limit(&host, srs_budget));
+        tracing::info!(
+            host_bytes = host.total_bytes, cgroup_bytes = ?host.cgroup_limit_bytes,
+            memory_budget = mem_budget, srs_budget,
+            partition_workers = config.partition_workers, gpu_workers_per_device = config.gpu_workers_per_device,
+            "engine starting"
+        );
+        let devices = backends
+            .into_iter()
+            .map(|backend| {
+                let name = backend.name();
+                tracing::info!(device = %name, "proving device");
+                Device {
+                    name,
+                    backend,
+                    kernel_lock: Mutex::new(()),
+                    current: Mutex::new(None),
+                    busy: Mutex::new(Duration::ZERO),
+                }
+            })
+            .collect::<Vec<_>>();
+        let shared = Arc::new(Shared {
+            sched: Scheduler::new(mem_budget),
+            srs: SrsManager::new(srs_loader, srs_budget),
+            devices,
+            metrics: Metrics::default(),
+            jobs: Mutex::new(JobTable {
+                by_id: HashMap::new(),
+                finished: VecDeque::new(),
+            }),
+            max_retained: config.max_retained_jobs.max(1),
+            started: Instant::now(),
+            draining: AtomicBool::new(false),
+            completed: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
+            cancelled: AtomicU64::new(0),
+        });
+        let spawn = |name: String, f: Box<dyn FnOnce() + Send>| {
+            std::thread::Builder::new()
+                .name(name)
+                .spawn(f)
+                .map_err(|e| EngineError::Internal(format!("cannot start a worker thread: {e}")))
+        };
+        let workers = config.partition_workers.max(1);
+        for i in 0..workers + usize::from(config.express_worker) {
+            let s = shared.clone();
+            let express = i >= workers;
+            spawn(
+                format!("synth-{i}"),
+                Box::new(move || workers::synthesis_worker(s, express)),
+            )?;
+        }
+        for d in 0..shared.devices.len() {
+            for w in 0..config.gpu_workers_per_device.max(1) {
+                let s = shared.clone();
+                spawn(
+                    format!("prove-{d}.{w}"),
+                    Box::new(move || workers::prover_worker(s, d)),
+                )?;
+            }
+        }
+        Ok(Self { shared })
+    }
+
+    /// The parameter residency manager (preload, evict, status).
+    pub fn srs(&self) -> &Arc<SrsManager> {
+        &self.shared.srs
+    }
+
+    /// Queues `job`. With a `request_id` that is already known, returns the existing job
+    /// (idempotency: a retried request never makes a second proof).
+    pub fn submit(
+        &self,
+        request_id: Option<&str>,
+        priority: Priority,
+        job: Arc<dyn ProofJob>,
+    ) -> Result<Submitted, EngineError> {
+        if let Some(s) = request_id.and_then(|id| self.existing(id)) {
+            return Ok(s);
+        }
+        if self.shared.draining.load(Ordering::SeqCst) {
+            return Err(EngineError::Draining);
+        }
+        let id = match request_id {
+            Some(id) if !id.is_empty() => id.to_string(),
+            _ => format!("job-{:016x}", rand::random::<u64>()),
+        };
+        let limit = self.shared.sched.depths().3;
+        let allowed = if priority >= Priority::High {
+            limit + limit / 8
+        } else {
+            limit
+        };
+        let needed = job.partition_memory_bytes();
+        if needed > allowed {
+            return Err(EngineError::MemoryExceedsBudget {
+                needed,
+                limit: allowed,
+            });
+        }
+        let entry = Arc::new(JobEntry::new(id.clone(), priority, job));
+        let queue_position = {
+            let mut jobs = self.shared.jobs();
+            if jobs.by_id.contains_key(&id) {
+                drop(jobs);
+                return self.existing(&id).ok_or(EngineError::UnknownJob(id));
+            }
+            let ahead = jobs
+                .by_id
+                .values()
+                .filter(|j| j.priority >= priority && !j.status().is_terminal())
+                .count();
+            jobs.by_id.insert(id.clone(), entry.clone());
+            ahead as u32
+        };
+        tracing::info!(
+            job = %id, kind = entry.kind, priority = priority.as_str(), circuit = %entry.circuit_id,
+            partitions = entry.partitions, partition_bytes = entry.partition_bytes, "job queued"
+        );
+        self.shared.srs.prefetch(&entry.circuit_id);
+        self.shared.sched.enqueue_job(&entry, 0);
+        Ok(Submitted {
+            job_id: id,
+            queue_position,
+            assigned_device: self.least_busy_device(),
+            existing: false,
+        })
+    }
+
+    /// The existing job `id` as a submission result (what a retried request gets).
+    pub fn submit_existing(&self, id: &str) -> Result<Submitted, EngineError> {
+        self.existing(id)
+            .ok_or_else(|| EngineError::UnknownJob(id.to_string()))
+    }
+
+    fn existing(&self, id: &str) -> Option<Submitted> {
+        let jobs = self.shared.jobs();
+        jobs.by_id.get(id).map(|_| Submitted {
+            job_id: id.to_string(),
+            queue_position: 0,
+            assigned_device: self.least_busy_device(),
+            existing: true,
+        })
+    }
+
+    fn least_busy_device(&self) -> String {
+        let devs = &self.shared.devices;
+        devs.iter()
+            .find(|d| {
+                d.current
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .is_none()
+            })
+            .unwrap_or(&devs[0])
+            .name
+            .clone()
+    }
+
+    /// True when a job with this id is known (running or retained).
+    pub fn contains(&self, job_id: &str) -> bool {
+        self.shared.jobs().by_id.contains_key(job_id)
+    }
+
+    /// The job's status.
+    pub fn job_status(&self, job_id: &str) -> Result<JobStatus, EngineError> {
+        self.entry(job_id).map(|e| e.status())
+    }
+
+    fn entry(&self, job_id: &str) -> Result<Arc<JobEntry>, EngineError> {
+        self.shared
+            .jobs()
+            .by_id
+            .get(job_id)
+            .cloned()
+            .ok_or_else(|| EngineError::UnknownJob(job_id.to_string()))
+    }
+
+    /// Calls `f` with the job's report when it ends (at once if it has).
+    pub fn on_complete(
+        &self,
+        job_id: &str,
+        f: impl FnOnce(&JobReport) + Send + 'static,
+    ) -> Result<(), EngineError> {
+        let entry = self.entry(job_id)?;
+        if let Some((w, report)) = entry.add_waiter(Box::new(f)) {
+            w(&report);
+        }
+        Ok(())
+    }
+
+    /// Blocks until the job ends or `timeout` passes (`None`: no limit); `Ok(None)` on
+    /// timeout.
+    pub fn wait(
+        &self,
+        job_id: &str,
+        timeout: Option<Duration>,
+    ) -> Result<Option<JobReport>, EngineError> {
+        let (tx, rx) = mpsc::channel();
+        self.on_complete(job_id, move |r| {
+            let _ = tx.send(r.clone());
+        })?;
+        Ok(match timeout {
+            Some(t) => rx.recv_timeout(t).ok(),
+            None => rx.recv().ok(),
+        })
+    }
+
+    /// Cancels a job: queued partitions are dropped, running ones are discarded when their
+    /// current step ends, and waiters get `Cancelled` at once. Returns whether work had
+    /// started (false also for a job that had already ended).
+    pub fn cancel(&self, job_id: &str) -> Result<bool, EngineError> {
+        let entry = self.entry(job_id)?;
+        let was_running = entry.status() == JobStatus::Running;
+        if !entry.status().is_terminal() {
+            tracing::info!(job = %job_id, was_running, "job cancelled");
+        }
+        self.shared
+            .complete(&entry, JobOutcome::Cancelled, Duration::ZERO);
+        self.shared.purge();
+        Ok(was_running)
+    }
+
+    /// A snapshot of devices, parameters, queues and counters.
+    pub fn status(&self) -> EngineStatus {
+        let s = &self.shared;
+        let (synthesis_waiting, prove_waiting, reserved, limit) = s.sched.depths();
+        let mut queues: Vec<QueueStatus> = Vec::new();
+        for j in s.jobs().by_id.values() {
+            let st = j.status();
+            if st.is_terminal() {
+                continue;
+            }
+            let q = match queues.iter_mut().position(|q| q.kind == j.kind) {
+                Some(i) => &mut queues[i],
+                None => {
+                    queues.push(QueueStatus {
+                        kind: j.kind.to_string(),
+                        ..Default::default()
+                    });
+                    queues.last_mut().expect("pushed")
+                }
+            };
+            if st == JobStatus::Queued {
+                q.pending += 1;
+            } else {
+                q.in_progress += 1;
+            }
+        }
+        queues.sort_by(|a, b| a.kind.cmp(&b.kind));
+        EngineStatus {
+            devices: s
+                .devices
+                .iter()
+                .enumerate()
+                .map(|(i, d)| DeviceStatus {
+                    ordinal: i as u32,
+                    name: d.name.clone(),
+                    current_job: d.current.lock().unwrap_or_else(|p| p.into_inner()).clone(),
+                    busy: *d.busy.lock().unwrap_or_else(|p| p.into_inner()),
+                })
+                .collect(),
+            srs: s.srs.status(),
+            queues,
+            completed: s.completed.load(Ordering::Relaxed),
+            failed: s.failed.load(Ordering::Relaxed),
+            cancelled: s.cancelled.load(Ordering::Relaxed),
+            uptime: s.started.elapsed(),
+            memory_reserved_bytes: reserved,
+            memory_limit_bytes: limit,
+            srs_resident_bytes: s.srs.resident_bytes(),
+            synthesis_waiting,
+            prove_waiting,
+            draining: s.draining.load(Ordering::SeqCst),
+        }
+    }
+
+    /// Prometheus text exposition of the engine's metrics.
+    pub fn metrics_text(&self) -> String {
+        let st = self.status();
+        let mut gauges: Vec<(&'static str, String, f64)> = Vec::new();
+        for q in &st.queues {
+            for (state, v) in [("pending", q.pending), ("in_progress", q.in_progress)] {
+                let l = crate::metrics::labels(&[("kind", &q.kind), ("state", state)]);
+                gauges.push(("filprove_queue_depth", l, v as f64));
+            }
+        }
+        for (stage, v) in [
+            ("synthesis", st.synthesis_waiting),
+            ("prove", st.prove_waiting),
+        ] {
+            gauges.push((
+                "filprove_pipeline_partitions",
+                crate::metrics::labels(&[("stage", stage)]),
+                v as f64,
+            ));
+        }
+        gauges.push((
+            "filprove_memory_reserved_bytes",
+            String::new(),
+            st.memory_reserved_bytes as f64,
+        ));
+        gauges.push((
+            "filprove_memory_limit_bytes",
+            String::new(),
+            st.memory_limit_bytes as f64,
+        ));
+        gauges.push((
+            "filprove_srs_resident_bytes",
+            String::new(),
+            st.srs_resident_bytes as f64,
+        ));
+        gauges.push((
+            "filprove_srs_budget_bytes",
+            String::new(),
+            self.shared.srs.budget_bytes() as f64,
+        ));
+        gauges.push((
+            "filprove_uptime_seconds",
+            String::new(),
+            st.uptime.as_secs_f64(),
+        ));
+        self.shared.metrics.render(&gauges)
+    }
+
+    /// True once [`Engine::begin_drain`] or [`Engine::drain`] was called.
+    pub fn is_draining(&self) -> bool {
+        self.shared.draining.load(Ordering::SeqCst)
+    }
+
+    /// Stops accepting new jobs (submissions fail with [`EngineError::Draining`]).
+    pub fn begin_drain(&self) {
+        self.shared.draining.store(true, Ordering::SeqCst);
+    }
+
+    /// Drains: accepts nothing new, lets unfinished jobs run for up to `grace`, cancels
+    /// what is left, then stops the workers.
+    pub fn drain(&self, grace: Duration) -> DrainReport {
+        self.begin_drain();
+        let active = || -> Vec<Arc<JobEntry>> {
+            self.shared
+                .jobs()
+                .by_id
+                .values()
+                .filter(|j| !j.status().is_terminal())
+                .cloned()
+                .collect()
+        };
+        let initial = active().len();
+        let deadline = Instant::now() + grace;
+        while !active().is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let left = active();
+        for j in &left {
+            tracing::warn!(job = %j.id, "cancelled by shutdown");
+            self.shared
+                .complete(j, JobOutcome::Cancelled, Duration::ZERO);
+        }
+        self.shared.purge();
+        self.shared.sched.stop();
+        DrainReport {
+            finished: initial - left.len(),
+            cancelled: left.len(),
+        }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.shared.sched.stop();
+    }
+}

@@ -1,0 +1,121 @@
+//! Typed engine errors. Each has a stable machine-readable [`EngineError::code`] that the
+//! daemon returns over the API and writes to its logs.
+
+use thiserror::Error;
+
+/// Everything that can go wrong with a job or an engine call.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+pub enum EngineError {
+    /// The request itself is unusable (bad input, wrong parameters for the kind, ...).
+    #[error("{code}: {message}")]
+    Input {
+        /// The stable code of the underlying error (e.g. the filecoin crate's).
+        code: String,
+        /// Readable cause.
+        message: String,
+    },
+    /// Witness synthesis of a partition failed.
+    #[error("synthesis of partition {partition} failed: {code}: {message}")]
+    Synthesis {
+        /// Partition index.
+        partition: usize,
+        /// Stable code of the cause.
+        code: String,
+        /// Readable cause.
+        message: String,
+    },
+    /// The backend failed to prove (device error, shape mismatch, ...).
+    #[error("proving failed on {device}: {code}: {message}")]
+    Prove {
+        /// Device (backend name) that failed.
+        device: String,
+        /// The backend error's stable code.
+        code: String,
+        /// Readable cause.
+        message: String,
+    },
+    /// Assembling the partition proofs into the final proof failed.
+    #[error("assembling the proof failed: {code}: {message}")]
+    Assemble {
+        /// Stable code of the cause.
+        code: String,
+        /// Readable cause.
+        message: String,
+    },
+    /// The proof did not verify, also after the retry.
+    #[error("the proof failed verification after {attempts} attempts (device or driver fault?)")]
+    Verification {
+        /// How many times the job was proved.
+        attempts: u32,
+    },
+    /// Loading a circuit's parameters failed.
+    #[error("parameters for {circuit_id} unavailable: {code}: {message}")]
+    Srs {
+        /// Circuit.
+        circuit_id: String,
+        /// Stable code of the cause.
+        code: String,
+        /// Readable cause.
+        message: String,
+    },
+    /// A partition needs more host memory than the whole budget.
+    #[error("a partition needs {needed} bytes of host memory, the budget is {limit} bytes; raise memory.budget or use a bigger machine")]
+    MemoryExceedsBudget {
+        /// Bytes one partition needs.
+        needed: u64,
+        /// The budget.
+        limit: u64,
+    },
+    /// No job has this id.
+    #[error("no job with id {0:?}")]
+    UnknownJob(String),
+    /// No circuit has this id.
+    #[error("unknown circuit {0:?}")]
+    UnknownCircuit(String),
+    /// The engine is draining (shutting down) and accepts no new work.
+    #[error("the engine is shutting down and accepts no new work")]
+    Draining,
+    /// The job was cancelled.
+    #[error("the job was cancelled")]
+    Cancelled,
+    /// A bug or an impossible state.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl EngineError {
+    /// Stable code, for the API and logs.
+    pub fn code(&self) -> &str {
+        match self {
+            Self::Input { code, .. } => code,
+            Self::Synthesis { code, .. } => code,
+            Self::Prove { code, .. } => code,
+            Self::Assemble { code, .. } => code,
+            Self::Verification { .. } => "proof_verification_failed",
+            Self::Srs { code, .. } => code,
+            Self::MemoryExceedsBudget { .. } => "memory_exceeds_budget",
+            Self::UnknownJob(_) => "unknown_job",
+            Self::UnknownCircuit(_) => "unknown_circuit",
+            Self::Draining => "draining",
+            Self::Cancelled => "cancelled",
+            Self::Internal(_) => "internal",
+        }
+    }
+
+    /// Builds [`EngineError::Input`] from any error with a code.
+    pub fn input(code: impl Into<String>, message: impl ToString) -> Self {
+        Self::Input {
+            code: code.into(),
+            message: message.to_string(),
+        }
+    }
+
+    /// Builds [`EngineError::Prove`] from a backend error.
+    pub fn prove(device: &str, e: &filprove_groth16::ProveError) -> Self {
+        Self::Prove {
+            device: device.to_string(),
+            code: e.code().to_string(),
+            message: e.to_string(),
+        }
+    }
+}

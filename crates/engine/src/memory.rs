@@ -1,0 +1,208 @@
+//! Host memory: what the machine (and its cgroup) allows, and the budget that admits
+//! partitions only while their memory fits.
+//!
+//! A partition reserves its estimated bytes before its synthesis starts and keeps them
+//! until its proof is made, so a burst of submissions queues instead of running the host
+//! out of memory (the most common complaint about C2 and SnapDeals provers).
+
+use std::path::Path;
+
+/// What the host offers, as read from `/proc/meminfo` and the cgroup.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HostMemory {
+    /// `MemTotal` of the machine.
+    pub total_bytes: u64,
+    /// `MemAvailable` when read.
+    pub available_bytes: u64,
+    /// The cgroup's limit (v2 `memory.max`, or v1 `memory.limit_in_bytes`), if any.
+    pub cgroup_limit_bytes: Option<u64>,
+}
+
+impl HostMemory {
+    /// Reads the live values from `/proc/meminfo` and `/sys/fs/cgroup`.
+    pub fn detect() -> Self {
+        Self::detect_from(Path::new("/proc/meminfo"), Path::new("/sys/fs/cgroup"))
+    }
+
+    /// Reads from the given meminfo file and cgroup root (for tests).
+    pub fn detect_from(meminfo: &Path, cgroup_root: &Path) -> Self {
+        let text = std::fs::read_to_string(meminfo).unwrap_or_default();
+        let (total_bytes, available_bytes) = parse_meminfo(&text);
+        let v2 = std::fs::read_to_string(cgroup_root.join("memory.max")).ok();
+        let v1 = std::fs::read_to_string(cgroup_root.join("memory/memory.limit_in_bytes")).ok();
+        let cgroup_limit_bytes = v2.as_deref().and_then(parse_cgroup_limit).or_else(|| {
+            // cgroup v1 reports "no limit" as a huge number near i64::MAX.
+            v1.as_deref()
+                .and_then(parse_cgroup_limit)
+                .filter(|&l| l < (1 << 62))
+        });
+        Self {
+            total_bytes,
+            available_bytes,
+            cgroup_limit_bytes,
+        }
+    }
+
+    /// The limit the process lives under: the smaller of the machine and the cgroup.
+    pub fn effective_limit(&self) -> u64 {
+        match self.cgroup_limit_bytes {
+            Some(c) if self.total_bytes > 0 => c.min(self.total_bytes),
+            Some(c) => c,
+            None => self.total_bytes,
+        }
+    }
+}
+
+/// Parses `MemTotal` and `MemAvailable` (kB) into bytes.
+fn parse_meminfo(text: &str) -> (u64, u64) {
+    let field = |name: &str| -> u64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|rest| {
+                rest.trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+            })
+            .map(|kb| kb * 1024)
+            .unwrap_or(0)
+    };
+    (field("MemTotal:"), field("MemAvailable:"))
+}
+
+/// Parses a cgroup limit file: a number of bytes, or `max` for none.
+fn parse_cgroup_limit(text: &str) -> Option<u64> {
+    let t = text.trim();
+    if t == "max" {
+        None
+    } else {
+        t.parse().ok()
+    }
+}
+
+/// Estimated host bytes of one partition from its shape: the a/b/c evaluations
+/// (3 x 32 B per constraint), the aux witness (32 B per variable) and a margin of 1/8
+/// plus 16 MiB for densities, inputs and allocator slack.
+pub fn estimate_partition_bytes(constraints: u64, aux: u64) -> u64 {
+    let core = constraints * 3 * 32 + aux * 32;
+    core + core / 8 + (16 << 20)
+}
+
+/// The partition budget's bookkeeping: how much is reserved against which limit.
+/// The scheduler keeps one inside its lock; reservations are taken and given back there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryBudget {
+    limit: u64,
+    reserved: u64,
+}
+
+impl MemoryBudget {
+    /// A budget of `limit` bytes, nothing reserved.
+    pub fn new(limit: u64) -> Self {
+        Self { limit, reserved: 0 }
+    }
+
+    /// The default budget for a host: 80 % of its effective limit, less `other_bytes`
+    /// (the parameter cache), and never below 1 GiB.
+    pub fn default_limit(host: &HostMemory, other_bytes: u64) -> u64 {
+        let limit = host.effective_limit();
+        (limit / 10 * 8).saturating_sub(other_bytes).max(1 << 30)
+    }
+
+    /// The limit.
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    /// Bytes reserved now.
+    pub fn reserved(&self) -> u64 {
+        self.reserved
+    }
+
+    /// True when `bytes` can be reserved now. (The engine rejects a job whose partition
+    /// exceeds the whole limit at submission, so nothing waits forever.)
+    pub fn fits(&self, bytes: u64) -> bool {
+        self.reserved + bytes <= self.limit
+    }
+
+    /// Reserves `bytes` if they fit; returns whether it did.
+    pub fn try_reserve(&mut self, bytes: u64) -> bool {
+        if self.fits(bytes) {
+            self.reserved += bytes;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Reserves `bytes` if they fit within the limit plus `extra` (the headroom urgent work
+    /// may use); returns whether it did.
+    pub fn try_reserve_over(&mut self, bytes: u64, extra: u64) -> bool {
+        if self.reserved + bytes <= self.limit.saturating_add(extra) {
+            self.reserved += bytes;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Gives back `bytes`.
+    pub fn release(&mut self, bytes: u64) {
+        self.reserved = self.reserved.saturating_sub(bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_meminfo_and_cgroup_v2() {
+        let dir = tempfile::tempdir().unwrap();
+        let meminfo = dir.path().join("meminfo");
+        std::fs::write(
+            &meminfo,
+            "MemTotal:       24000000 kB\nMemFree: 1 kB\nMemAvailable:   20000000 kB\n",
+        )
+        .unwrap();
+        let cg = dir.path().join("cg");
+        std::fs::create_dir(&cg).unwrap();
+        std::fs::write(cg.join("memory.max"), "8589934592\n").unwrap();
+        let h = HostMemory::detect_from(&meminfo, &cg);
+        assert_eq!(h.total_bytes, 24_000_000 * 1024);
+        assert_eq!(h.available_bytes, 20_000_000 * 1024);
+        assert_eq!(h.cgroup_limit_bytes, Some(8 << 30));
+        assert_eq!(h.effective_limit(), 8 << 30);
+
+        std::fs::write(cg.join("memory.max"), "max\n").unwrap();
+        let h = HostMemory::detect_from(&meminfo, &cg);
+        assert_eq!(h.cgroup_limit_bytes, None);
+        assert_eq!(h.effective_limit(), 24_000_000 * 1024);
+    }
+
+    #[test]
+    fn live_host_has_memory() {
+        let h = HostMemory::detect();
+        assert!(h.effective_limit() > 0);
+    }
+
+    #[test]
+    fn budget_admits_until_full() {
+        let mut b = MemoryBudget::new(100);
+        assert!(b.try_reserve(60));
+        assert!(!b.try_reserve(50));
+        assert!(b.try_reserve(40));
+        assert!(!b.try_reserve(1));
+        b.release(100);
+        assert!(!b.try_reserve(150));
+        assert_eq!(b.reserved(), 0);
+    }
+
+    #[test]
+    fn estimate_follows_shape() {
+        // 32 GiB PoRep partition: about 12 GiB a/b/c + 3.9 GiB aux, plus margin.
+        let e = estimate_partition_bytes(130_278_541, 130_169_893);
+        assert!(e > 16 << 30 && e < 19 << 30, "{e}");
+    }
+}

@@ -1,0 +1,220 @@
+//! The two priority queues of the pipeline (partitions waiting for synthesis, synthesized
+//! partitions waiting for a prover) and the host memory budget they share.
+//!
+//! Order: priority first (CRITICAL > HIGH > NORMAL > LOW), then submission order. A
+//! partition's memory is reserved when it leaves the synthesis queue and released when its
+//! proof is made, so admission never runs the host out of memory. Head of line: when the
+//! top partition does not fit, nothing behind it starts (a large job is not starved), except
+//! that HIGH and CRITICAL work may use an extra eighth of the budget, so PoSt never waits
+//! behind PoRep memory.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use filprove_groth16::ProvingAssignment;
+
+use crate::job::Priority;
+use crate::memory::MemoryBudget;
+use crate::tracker::JobEntry;
+
+/// Ordering key of a task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct TaskKey {
+    pub priority: Priority,
+    pub seq: Reverse<u64>,
+}
+
+/// A partition waiting for synthesis.
+pub(crate) struct SynthTask {
+    pub key: TaskKey,
+    pub job: Arc<JobEntry>,
+    pub attempt: u32,
+    pub partition: usize,
+}
+
+/// A synthesized partition waiting for a prover; holds its memory reservation.
+pub(crate) struct ProveTask {
+    pub key: TaskKey,
+    pub job: Arc<JobEntry>,
+    pub attempt: u32,
+    pub partition: usize,
+    pub assignment: ProvingAssignment,
+    pub reservation: Reservation,
+}
+
+macro_rules! ord_by_key {
+    ($t:ty) => {
+        impl PartialEq for $t {
+            fn eq(&self, o: &Self) -> bool {
+                self.key == o.key
+            }
+        }
+        impl Eq for $t {}
+        impl PartialOrd for $t {
+            fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+                Some(self.cmp(o))
+            }
+        }
+        impl Ord for $t {
+            fn cmp(&self, o: &Self) -> Ordering {
+                self.key.cmp(&o.key)
+            }
+        }
+    };
+}
+ord_by_key!(SynthTask);
+ord_by_key!(ProveTask);
+
+pub(crate) struct SchedState {
+    pub synth: BinaryHeap<SynthTask>,
+    pub prove: BinaryHeap<ProveTask>,
+    pub budget: MemoryBudget,
+    pub stopping: bool,
+    seq: u64,
+}
+
+/// Queues, budget and the condition variables workers sleep on.
+pub(crate) struct Scheduler {
+    state: Mutex<SchedState>,
+    synth_ready: Condvar,
+    prove_ready: Condvar,
+}
+
+/// Host memory reserved for one partition; given back on drop.
+pub(crate) struct Reservation {
+    sched: Arc<Scheduler>,
+    bytes: u64,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.sched.lock().budget.release(self.bytes);
+        self.sched.synth_ready.notify_all();
+    }
+}
+
+impl Scheduler {
+    pub fn new(memory_limit: u64) -> Arc<Self> {
+        Arc::new(Self {
+            state: Mutex::new(SchedState {
+                synth: BinaryHeap::new(),
+                prove: BinaryHeap::new(),
+                budget: MemoryBudget::new(memory_limit),
+                stopping: false,
+                seq: 0,
+            }),
+            synth_ready: Condvar::new(),
+            prove_ready: Condvar::new(),
+        })
+    }
+
+    pub fn lock(&self) -> MutexGuard<'_, SchedState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Queues every partition of `job` (attempt `attempt`) for synthesis.
+    pub fn enqueue_job(&self, job: &Arc<JobEntry>, attempt: u32) {
+        let mut st = self.lock();
+        for partition in 0..job.partitions {
+            st.seq += 1;
+            let key = TaskKey {
+                priority: job.priority,
+                seq: Reverse(st.seq),
+            };
+            st.synth.push(SynthTask {
+                key,
+                job: job.clone(),
+                attempt,
+                partition,
+            });
+        }
+        drop(st);
+        self.synth_ready.notify_all();
+    }
+
+    /// Blocks until a partition can start synthesis (its memory reserved), or returns
+    /// `None` when stopping. An express worker takes only HIGH and CRITICAL work.
+    pub fn next_synth(self: &Arc<Self>, express: bool) -> Option<(SynthTask, Reservation)> {
+        let mut st = self.lock();
+        loop {
+            if st.stopping {
+                return None;
+            }
+            while st.synth.peek().is_some_and(|t| !t.job.is_live(t.attempt)) {
+                st.synth.pop();
+            }
+            if let Some(top) = st.synth.peek() {
+                let urgent = top.key.priority >= Priority::High;
+                let bytes = top.job.partition_bytes;
+                let extra = if urgent { st.budget.limit() / 8 } else { 0 };
+                if (!express || urgent) && st.budget.try_reserve_over(bytes, extra) {
+                    let task = st.synth.pop().expect("peeked");
+                    return Some((
+                        task,
+                        Reservation {
+                            sched: self.clone(),
+                            bytes,
+                        },
+                    ));
+                }
+            }
+            st = self.synth_ready.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Queues a synthesized partition for a prover.
+    pub fn push_prove(&self, task: ProveTask) {
+        self.lock().prove.push(task);
+        self.prove_ready.notify_one();
+    }
+
+    /// Blocks until a synthesized partition is ready, or returns `None` when stopping.
+    /// Stale tasks are returned too (the caller drops them outside the lock).
+    pub fn next_prove(&self) -> Option<ProveTask> {
+        let mut st = self.lock();
+        loop {
+            if st.stopping {
+                return None;
+            }
+            if let Some(t) = st.prove.pop() {
+                return Some(t);
+            }
+            st = self.prove_ready.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Removes queued tasks of jobs that ended; their reservations are dropped by the
+    /// caller after the lock is released (returned here).
+    pub fn purge_dead(&self) -> Vec<ProveTask> {
+        let mut st = self.lock();
+        let synth = std::mem::take(&mut st.synth);
+        st.synth = synth
+            .into_iter()
+            .filter(|t| t.job.is_live(t.attempt))
+            .collect();
+        let prove = std::mem::take(&mut st.prove);
+        let (live, dead): (Vec<_>, Vec<_>) =
+            prove.into_iter().partition(|t| t.job.is_live(t.attempt));
+        st.prove = live.into_iter().collect();
+        dead
+    }
+
+    /// Wakes every worker and makes them exit.
+    pub fn stop(&self) {
+        self.lock().stopping = true;
+        self.synth_ready.notify_all();
+        self.prove_ready.notify_all();
+    }
+
+    /// (partitions waiting for synthesis, waiting for a prover, bytes reserved, limit).
+    pub fn depths(&self) -> (usize, usize, u64, u64) {
+        let st = self.lock();
+        (
+            st.synth.len(),
+            st.prove.len(),
+            st.budget.reserved(),
+            st.budget.limit(),
+        )
+    }
+}

@@ -1,0 +1,177 @@
+//! Per-job state: which partitions are done, stage times, the outcome and who waits for it.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use filprove_groth16::Proof;
+
+use crate::job::{JobOutcome, JobReport, JobStatus, Priority, ProofJob, Timings};
+
+/// Called once with the report when a job ends.
+pub(crate) type Waiter = Box<dyn FnOnce(&JobReport) + Send>;
+
+/// A submitted job and its live state.
+pub(crate) struct JobEntry {
+    pub id: String,
+    pub kind: &'static str,
+    pub priority: Priority,
+    pub circuit_id: String,
+    pub job: Arc<dyn ProofJob>,
+    pub partitions: usize,
+    pub partition_bytes: u64,
+    pub submitted: Instant,
+    state: Mutex<JobState>,
+}
+
+pub(crate) struct JobState {
+    pub status: JobStatus,
+    /// Attempt number (0, then 1 on the retry); tasks of an older attempt are dropped.
+    pub attempt: u32,
+    proofs: Vec<Option<Proof>>,
+    pub in_flight: u32,
+    timings: Timings,
+    report: Option<JobReport>,
+    waiters: Vec<Waiter>,
+}
+
+impl JobEntry {
+    pub fn new(id: String, priority: Priority, job: Arc<dyn ProofJob>) -> Self {
+        let partitions = job.num_partitions().max(1);
+        Self {
+            id,
+            kind: job.kind(),
+            priority,
+            circuit_id: job.circuit_id(),
+            partitions,
+            partition_bytes: job.partition_memory_bytes(),
+            job,
+            submitted: Instant::now(),
+            state: Mutex::new(JobState {
+                status: JobStatus::Queued,
+                attempt: 0,
+                proofs: vec![None; partitions],
+                in_flight: 0,
+                timings: Timings::default(),
+                report: None,
+                waiters: Vec::new(),
+            }),
+        }
+    }
+
+    pub fn lock(&self) -> MutexGuard<'_, JobState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// True while tasks of `attempt` should still run.
+    pub fn is_live(&self, attempt: u32) -> bool {
+        let s = self.lock();
+        !s.status.is_terminal() && s.attempt == attempt
+    }
+
+    pub fn status(&self) -> JobStatus {
+        self.lock().status
+    }
+
+    /// Marks a partition's synthesis as started; false when the task is stale.
+    pub fn start_partition(&self, attempt: u32) -> bool {
+        let mut s = self.lock();
+        if s.status.is_terminal() || s.attempt != attempt {
+            return false;
+        }
+        if s.status == JobStatus::Queued {
+            s.status = JobStatus::Running;
+            s.timings.queue_wait = self.submitted.elapsed();
+        }
+        s.in_flight += 1;
+        true
+    }
+
+    /// Adds stage times.
+    pub fn add_times(&self, srs_load: Duration, synthesis: Duration, prove: Duration) {
+        let mut s = self.lock();
+        s.timings.srs_load += srs_load;
+        s.timings.synthesis += synthesis;
+        s.timings.prove += prove;
+    }
+
+    /// A partition left the pipeline without a proof (failure, staleness).
+    pub fn partition_dropped(&self) {
+        let mut s = self.lock();
+        s.in_flight = s.in_flight.saturating_sub(1);
+    }
+
+    /// Records partition `k`'s proof; returns every proof once all are in (exactly once).
+    pub fn record_proof(&self, attempt: u32, k: usize, proof: Proof) -> Option<Vec<Proof>> {
+        let mut s = self.lock();
+        s.in_flight = s.in_flight.saturating_sub(1);
+        if s.status.is_terminal() || s.attempt != attempt {
+            return None;
+        }
+        s.proofs[k] = Some(proof);
+        if s.proofs.iter().all(Option::is_some) {
+            let all = s
+                .proofs
+                .iter_mut()
+                .map(|p| p.take().expect("checked"))
+                .collect();
+            Some(all)
+        } else {
+            None
+        }
+    }
+
+    /// Starts the retry attempt if this was the first; returns its number.
+    pub fn begin_retry(&self) -> Option<u32> {
+        let mut s = self.lock();
+        if s.status.is_terminal() || s.attempt > 0 {
+            return None;
+        }
+        s.attempt = 1;
+        s.proofs = vec![None; self.partitions];
+        Some(1)
+    }
+
+    /// Ends the job with `outcome` unless it ended already; returns the report and the
+    /// waiters to call (outside any lock).
+    pub fn finish(
+        &self,
+        outcome: JobOutcome,
+        verify: Duration,
+    ) -> Option<(JobReport, Vec<Waiter>)> {
+        let mut s = self.lock();
+        if s.status.is_terminal() {
+            return None;
+        }
+        s.status = match outcome {
+            JobOutcome::Completed(_) => JobStatus::Completed,
+            JobOutcome::Failed(_) => JobStatus::Failed,
+            JobOutcome::Cancelled => JobStatus::Cancelled,
+        };
+        s.timings.verify += verify;
+        s.timings.total = self.submitted.elapsed();
+        if s.timings.queue_wait.is_zero() && s.status != JobStatus::Completed {
+            s.timings.queue_wait = s.timings.total.min(self.submitted.elapsed());
+        }
+        let report = JobReport {
+            job_id: self.id.clone(),
+            kind: self.kind,
+            outcome,
+            timings: s.timings,
+        };
+        s.report = Some(report.clone());
+        let waiters = std::mem::take(&mut s.waiters);
+        Some((report, waiters))
+    }
+
+    /// Adds a waiter, or returns it with the report when the job has ended.
+    pub fn add_waiter(&self, w: Waiter) -> Option<(Waiter, JobReport)> {
+        let mut s = self.lock();
+        match &s.report {
+            Some(r) => Some((w, r.clone())),
+            None => {
+                s.waiters.push(w);
+                None
+            }
+        }
+    }
+}
