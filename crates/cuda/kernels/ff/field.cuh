@@ -1,0 +1,136 @@
+// Prime-field arithmetic in Montgomery form with 32-bit limbs, generic over the modulus.
+// The limb layout is blst's (little-endian), so device memory holds blstrs values as is.
+// Requires the modulus to leave at least one spare top bit (true for BLS12-381 Fr and Fq).
+#pragma once
+#include "ptx.cuh"
+
+template <class P>
+struct Field {
+    static constexpr int N = P::N;
+    uint32_t v[N];
+
+    __device__ __forceinline__ static Field zero() {
+        Field r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = 0;
+        return r;
+    }
+    __device__ __forceinline__ static Field one() {
+        Field r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = P::one(i);
+        return r;
+    }
+    __device__ __forceinline__ bool is_zero() const {
+        uint32_t acc = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) acc |= v[i];
+        return acc == 0;
+    }
+    __device__ __forceinline__ bool operator==(const Field& o) const {
+        uint32_t acc = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) acc |= v[i] ^ o.v[i];
+        return acc == 0;
+    }
+    __device__ __forceinline__ bool operator!=(const Field& o) const { return !(*this == o); }
+
+    // r = x - p if x >= p, else x (x < 2p).
+    __device__ __forceinline__ static Field reduce_once(const Field& x) {
+        Field t;
+        t.v[0] = ptx::sub_cc(x.v[0], P::mod(0));
+#pragma unroll
+        for (int i = 1; i < N; i++) t.v[i] = ptx::subc_cc(x.v[i], P::mod(i));
+        uint32_t borrow = ptx::subc(0, 0);  // 0xffffffff when x < p
+        return borrow ? x : t;
+    }
+
+    __device__ __forceinline__ friend Field operator+(const Field& a, const Field& b) {
+        Field r;
+        r.v[0] = ptx::add_cc(a.v[0], b.v[0]);
+#pragma unroll
+        for (int i = 1; i < N; i++) r.v[i] = ptx::addc_cc(a.v[i], b.v[i]);
+        return reduce_once(r);  // no overflow past N limbs: p has a spare top bit
+    }
+    __device__ __forceinline__ friend Field operator-(const Field& a, const Field& b) {
+        Field r;
+        r.v[0] = ptx::sub_cc(a.v[0], b.v[0]);
+#pragma unroll
+        for (int i = 1; i < N; i++) r.v[i] = ptx::subc_cc(a.v[i], b.v[i]);
+        uint32_t borrow = ptx::subc(0, 0);
+        Field q;  // p masked by the borrow
+#pragma unroll
+        for (int i = 0; i < N; i++) q.v[i] = P::mod(i) & borrow;
+        r.v[0] = ptx::add_cc(r.v[0], q.v[0]);
+#pragma unroll
+        for (int i = 1; i < N; i++) r.v[i] = ptx::addc_cc(r.v[i], q.v[i]);
+        return r;
+    }
+    __device__ __forceinline__ Field neg() const { return is_zero() ? *this : zero() - *this; }
+    __device__ __forceinline__ Field dbl() const { return *this + *this; }
+
+    // Montgomery product a*b/R mod p: CIOS, lo and hi partial products in two carry chains.
+    __device__ __forceinline__ friend Field operator*(const Field& a, const Field& b) {
+        uint32_t t[N + 2];
+#pragma unroll
+        for (int i = 0; i < N + 2; i++) t[i] = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            const uint32_t bi = b.v[i];
+            // t += a * bi
+            t[0] = ptx::mad_lo_cc(a.v[0], bi, t[0]);
+#pragma unroll
+            for (int j = 1; j < N; j++) t[j] = ptx::madc_lo_cc(a.v[j], bi, t[j]);
+            t[N] = ptx::addc_cc(t[N], 0);
+            t[N + 1] = ptx::addc(t[N + 1], 0);
+            t[1] = ptx::mad_hi_cc(a.v[0], bi, t[1]);
+#pragma unroll
+            for (int j = 1; j < N; j++) t[j + 1] = ptx::madc_hi_cc(a.v[j], bi, t[j + 1]);
+            t[N + 1] = ptx::addc(t[N + 1], 0);
+            // t += m * p, m chosen so that t[0] becomes 0
+            const uint32_t m = t[0] * P::INV;
+            t[0] = ptx::mad_lo_cc(m, P::mod(0), t[0]);
+#pragma unroll
+            for (int j = 1; j < N; j++) t[j] = ptx::madc_lo_cc(m, P::mod(j), t[j]);
+            t[N] = ptx::addc_cc(t[N], 0);
+            t[N + 1] = ptx::addc(t[N + 1], 0);
+            t[1] = ptx::mad_hi_cc(m, P::mod(0), t[1]);
+#pragma unroll
+            for (int j = 1; j < N; j++) t[j + 1] = ptx::madc_hi_cc(m, P::mod(j), t[j + 1]);
+            t[N + 1] = ptx::addc(t[N + 1], 0);
+            // shift down one limb
+#pragma unroll
+            for (int j = 0; j <= N; j++) t[j] = t[j + 1];
+            t[N + 1] = 0;
+        }
+        Field r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = t[i];
+        return reduce_once(r);
+    }
+    __device__ __forceinline__ Field sqr() const { return *this * *this; }
+
+    // Montgomery form <-> canonical integer.
+    __device__ __forceinline__ Field to_mont() const {
+        Field r2;
+#pragma unroll
+        for (int i = 0; i < N; i++) r2.v[i] = P::r2(i);
+        return *this * r2;
+    }
+    __device__ __forceinline__ Field from_mont() const {
+        Field one_int = zero();
+        one_int.v[0] = 1;
+        return *this * one_int;
+    }
+
+    // x^e for a small public exponent (e.g. an index).
+    __device__ __forceinline__ Field pow(uint64_t e) const {
+        Field r = one(), b = *this;
+        while (e) {
+            if (e & 1) r = r * b;
+            b = b.sqr();
+            e >>= 1;
+        }
+        return r;
+    }
+};

@@ -1,0 +1,117 @@
+// NTT over BLS12-381 Fr, and the H polynomial's pointwise step.
+//
+// Layout: one array of n = 2^lg Montgomery-form Fr values. A transform is a bit-reversal
+// permutation followed by lg radix-2 decimation-in-time stages: the first SH stages (the
+// butterflies inside 2^SH-element blocks) run in shared memory in one launch, the rest one
+// launch per stage over global memory. Twiddles: tw[i] = omega^i for i < n/2, computed on
+// the device; the inverse transform reads omega^-i = -omega^(n/2-i) from the same table.
+#include "ff/bls12_381.cuh"
+
+#define SH_LG 10  // log2 of the elements per shared-memory block
+
+__device__ __forceinline__ Fr twiddle(const Fr* tw, uint32_t half, uint32_t e, bool inverse) {
+    if (e == 0) return Fr::one();
+    if (!inverse) return tw[e];
+    return tw[half - e].neg();
+}
+
+// tw[i] = omega^i for i < half; each thread fills 32 consecutive entries.
+extern "C" __global__ void ntt_twiddles(Fr* tw, Fr omega, uint32_t half) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    uint32_t start = t * 32;
+    if (start >= half) return;
+    Fr w = omega.pow(start);
+    uint32_t end = min(start + 32, half);
+    for (uint32_t i = start; i < end; i++) {
+        tw[i] = w;
+        w = w * omega;
+    }
+}
+
+extern "C" __global__ void ntt_bitrev(Fr* d, uint32_t lg) {
+    uint32_t n = 1u << lg;
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        uint32_t j = __brev(i) >> (32 - lg);
+        if (i < j) {
+            Fr t = d[i];
+            d[i] = d[j];
+            d[j] = t;
+        }
+    }
+}
+
+// The first k = min(lg, SH_LG) stages, each block on 2^k contiguous elements.
+extern "C" __global__ void ntt_shared_stages(Fr* d, const Fr* tw, uint32_t lg, uint32_t inverse) {
+    extern __shared__ Fr sm[];
+    uint32_t k = lg < SH_LG ? lg : SH_LG;
+    uint32_t bsize = 1u << k;
+    uint32_t half = 1u << (lg - 1);
+    Fr* blk = d + (size_t)blockIdx.x * bsize;
+    for (uint32_t i = threadIdx.x; i < bsize; i += blockDim.x) sm[i] = blk[i];
+    __syncthreads();
+    for (uint32_t s = 0; s < k; s++) {
+        uint32_t h = 1u << s;
+        for (uint32_t t = threadIdx.x; t < bsize / 2; t += blockDim.x) {
+            uint32_t j = t & (h - 1);
+            uint32_t i0 = ((t >> s) << (s + 1)) + j;
+            Fr w = twiddle(tw, half, j << (lg - 1 - s), inverse);
+            Fr u = sm[i0], v = sm[i0 + h] * w;
+            sm[i0] = u + v;
+            sm[i0 + h] = u - v;
+        }
+        __syncthreads();
+    }
+    for (uint32_t i = threadIdx.x; i < bsize; i += blockDim.x) blk[i] = sm[i];
+}
+
+// One radix-2 stage with half-size 2^s over global memory.
+extern "C" __global__ void ntt_stage(Fr* d, const Fr* tw, uint32_t lg, uint32_t s, uint32_t inverse) {
+    uint32_t half = 1u << (lg - 1);
+    uint32_t h = 1u << s;
+    for (uint32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < half; t += gridDim.x * blockDim.x) {
+        uint32_t j = t & (h - 1);
+        size_t i0 = ((size_t)(t >> s) << (s + 1)) + j;
+        Fr w = twiddle(tw, half, j << (lg - 1 - s), inverse);
+        Fr u = d[i0], v = d[i0 + h] * w;
+        d[i0] = u + v;
+        d[i0 + h] = u - v;
+    }
+}
+
+// d[i] *= c * g^i (c = 1/n for inverse transforms, g = coset generator or 1).
+extern "C" __global__ void ntt_scale_powers(Fr* d, uint32_t n, Fr c, Fr g) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    uint32_t start = t * 32;
+    if (start >= n) return;
+    Fr w = c * g.pow(start);
+    uint32_t end = min(start + 32, n);
+    for (uint32_t i = start; i < end; i++) {
+        d[i] = d[i] * w;
+        w = w * g;
+    }
+}
+
+// a = (a*b - c) * zinv: the quotient by Z on the coset, where Z is the constant g^n - 1.
+extern "C" __global__ void h_pointwise(Fr* a, const Fr* b, const Fr* c, uint32_t n, Fr zinv) {
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        a[i] = (a[i] * b[i] - c[i]) * zinv;
+    }
+}
+
+// Field self-test kernels: out[i] = op(x[i], y[i]) on Montgomery values.
+// op: 0 mul, 1 add, 2 sub, 3 neg(x), 4 from_mont(x), 5 to_mont(x), 6 sqr(x)
+extern "C" __global__ void fr_test_op(Fr* out, const Fr* x, const Fr* y, uint32_t n, uint32_t op) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    Fr a = x[i], b = y[i], r;
+    switch (op) {
+        case 0: r = a * b; break;
+        case 1: r = a + b; break;
+        case 2: r = a - b; break;
+        case 3: r = a.neg(); break;
+        case 4: r = a.from_mont(); break;
+        case 5: r = a.to_mont(); break;
+        default: r = a.sqr(); break;
+    }
+    out[i] = r;
+}

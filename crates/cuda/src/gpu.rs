@@ -1,0 +1,290 @@
+//! The device handle: one CUDA context and stream, the loaded kernel modules, typed
+//! allocations and launches. Every driver error becomes a [`ProveError`]; running out of
+//! device memory is [`ProveError::DeviceOutOfMemory`].
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use cudarc::driver::sys::CUresult;
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaSlice, CudaStream, DeviceRepr, DriverError, LaunchConfig,
+    ValidAsZeroBits,
+};
+use cudarc::nvrtc::Ptx;
+use filprove_groth16::ProveError;
+
+use crate::kernels;
+
+/// An open GPU: context, one stream, every kernel of the embedded modules.
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    funcs: HashMap<String, CudaFunction>,
+    name: String,
+}
+
+/// Kernel names per module (must match the `extern "C"` names in kernels/*.cu).
+const KERNELS: &[(&str, &[&str])] = &[
+    (
+        "ntt",
+        &[
+            "ntt_twiddles",
+            "ntt_bitrev",
+            "ntt_shared_stages",
+            "ntt_stage",
+            "ntt_scale_powers",
+            "h_pointwise",
+            "fr_test_op",
+        ],
+    ),
+    (
+        "scalars",
+        &[
+            "scan_blocks",
+            "scan_sums",
+            "scan_add",
+            "density_popcount",
+            "density_gather",
+        ],
+    ),
+    ("msm_g1", &MSM_G1),
+    ("msm_g2", &MSM_G2),
+];
+const MSM_G1: [&str; 8] = [
+    "g1_msm_count",
+    "g1_msm_scatter",
+    "g1_msm_bucket_sum",
+    "g1_msm_bucket_reduce",
+    "g1_msm_combine",
+    "g1_msm_ones_sum",
+    "g1_xyzz_reduce",
+    "fq_test_op",
+];
+const MSM_G2: [&str; 8] = [
+    "g2_msm_count",
+    "g2_msm_scatter",
+    "g2_msm_bucket_sum",
+    "g2_msm_bucket_reduce",
+    "g2_msm_combine",
+    "g2_msm_ones_sum",
+    "g2_xyzz_reduce",
+    "fq2_test_op",
+];
+
+fn unavailable(why: String) -> ProveError {
+    ProveError::Unavailable {
+        backend: "cuda".into(),
+        why,
+    }
+}
+
+/// Number of CUDA devices, or why there are none usable.
+pub fn device_count() -> Result<usize, ProveError> {
+    if !kernels::available() {
+        return Err(unavailable(format!(
+            "built without CUDA kernels: {} (install nvcc with scripts/install-cuda-toolchain.sh and rebuild)",
+            kernels::BUILD_NOTE
+        )));
+    }
+    // SAFETY: only probes whether libcuda can be dlopen'ed.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Err(unavailable(
+            "no CUDA driver (libcuda) on this machine".into(),
+        ));
+    }
+    let n = guard(CudaContext::device_count)
+        .map_err(|e| unavailable(format!("cuInit/cuDeviceGetCount: {e}")))?;
+    if n <= 0 {
+        return Err(unavailable("no CUDA device".into()));
+    }
+    Ok(n as usize)
+}
+
+/// Runs a cudarc call that may panic (missing driver symbols) and turns a panic into an error.
+fn guard<T>(f: impl FnOnce() -> Result<T, DriverError>) -> Result<T, String> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(describe(&e)),
+        Err(_) => Err("the CUDA driver library is missing a required function".into()),
+    }
+}
+
+fn describe(e: &DriverError) -> String {
+    let name = e
+        .error_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!("{name} ({:?})", e.0)
+}
+
+impl Gpu {
+    /// Opens device `ordinal` and loads every kernel.
+    pub fn open(ordinal: usize) -> Result<Self, ProveError> {
+        let count = device_count()?;
+        if ordinal >= count {
+            return Err(unavailable(format!(
+                "device {ordinal} requested, {count} present"
+            )));
+        }
+        let ctx = guard(|| CudaContext::new(ordinal))
+            .map_err(|e| unavailable(format!("cuda:{ordinal}: {e}")))?;
+        let name = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
+        // One stream per Gpu: no cross-stream event bookkeeping needed.
+        // SAFETY: every buffer of this Gpu is used on its one stream only.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx
+            .new_stream()
+            .map_err(|e| unavailable(format!("cuStreamCreate: {}", describe(&e))))?;
+        let mut funcs = HashMap::new();
+        for (module, names) in KERNELS {
+            let image = kernels::MODULES
+                .iter()
+                .find(|(m, _)| m == module)
+                .ok_or_else(|| {
+                    unavailable(format!("kernel module {module} missing from this build"))
+                })?
+                .1;
+            let m = ctx
+                .load_module(Ptx::from_binary(image.to_vec()))
+                .map_err(|e| {
+                    unavailable(format!(
+                        "loading module {module}: {} (no SASS or PTX for this GPU?)",
+                        describe(&e)
+                    ))
+                })?;
+            for n in names.iter() {
+                let f = m
+                    .load_function(n)
+                    .map_err(|e| unavailable(format!("kernel {n}: {}", describe(&e))))?;
+                funcs.insert((*n).to_string(), f);
+            }
+        }
+        Ok(Self {
+            ctx,
+            stream,
+            funcs,
+            name: format!("cuda:{ordinal} {name}"),
+        })
+    }
+
+    /// Makes this device's context current on the calling thread.
+    pub fn bind(&self) -> Result<(), ProveError> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| self.err("cuCtxSetCurrent", e))
+    }
+
+    /// "cuda:<ordinal> <device name>".
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The stream all work of this handle runs on.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// (free, total) device memory in bytes.
+    pub fn mem_info(&self) -> Result<(usize, usize), ProveError> {
+        self.ctx
+            .mem_get_info()
+            .map_err(|e| self.err("cuMemGetInfo", e))
+    }
+
+    /// Fails with [`ProveError::DeviceOutOfMemory`] unless `bytes` are free now.
+    pub fn ensure_free(&self, bytes: usize) -> Result<(), ProveError> {
+        let (free, _) = self.mem_info()?;
+        if bytes > free {
+            return Err(ProveError::DeviceOutOfMemory {
+                device: self.name.clone(),
+                needed: bytes as u64,
+                free: free as u64,
+            });
+        }
+        Ok(())
+    }
+
+    /// Maps a driver error (OOM is its own variant).
+    pub fn err(&self, what: &str, e: DriverError) -> ProveError {
+        if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+            let free = self.ctx.mem_get_info().map(|m| m.0 as u64).unwrap_or(0);
+            return ProveError::DeviceOutOfMemory {
+                device: self.name.clone(),
+                needed: 0,
+                free,
+            };
+        }
+        ProveError::Device {
+            device: self.name.clone(),
+            message: format!("{what}: {}", describe(&e)),
+        }
+    }
+
+    /// Uninitialised device memory for `n` values of `T`.
+    pub fn alloc<T: DeviceRepr>(&self, n: usize) -> Result<CudaSlice<T>, ProveError> {
+        // SAFETY: callers write every element before reading it.
+        unsafe { self.stream.alloc::<T>(n.max(1)) }
+            .map_err(|e| self.oom(e, n * std::mem::size_of::<T>()))
+    }
+
+    /// Zeroed device memory for `n` values of `T`.
+    pub fn zeros<T: DeviceRepr + ValidAsZeroBits>(
+        &self,
+        n: usize,
+    ) -> Result<CudaSlice<T>, ProveError> {
+        self.stream
+            .alloc_zeros::<T>(n.max(1))
+            .map_err(|e| self.oom(e, n * std::mem::size_of::<T>()))
+    }
+
+    /// Copies `host` into new device memory.
+    pub fn upload<T: DeviceRepr>(&self, host: &[T]) -> Result<CudaSlice<T>, ProveError> {
+        let mut d = self.alloc::<T>(host.len())?;
+        if !host.is_empty() {
+            self.stream
+                .memcpy_htod(host, &mut d)
+                .map_err(|e| self.err("upload", e))?;
+        }
+        Ok(d)
+    }
+
+    fn oom(&self, e: DriverError, bytes: usize) -> ProveError {
+        match self.err("alloc", e) {
+            ProveError::DeviceOutOfMemory { device, free, .. } => ProveError::DeviceOutOfMemory {
+                device,
+                needed: bytes as u64,
+                free,
+            },
+            other => other,
+        }
+    }
+
+    /// The kernel `name` (loaded at open).
+    pub fn func(&self, name: &str) -> Result<&CudaFunction, ProveError> {
+        self.funcs.get(name).ok_or_else(|| ProveError::Device {
+            device: self.name.clone(),
+            message: format!("no kernel {name}"),
+        })
+    }
+
+    /// Waits for all queued work; reports asynchronous kernel faults.
+    pub fn sync(&self) -> Result<(), ProveError> {
+        self.stream
+            .synchronize()
+            .map_err(|e| self.err("synchronize", e))
+    }
+}
+
+/// A 1-D launch shape.
+pub fn cfg(grid: usize, block: u32, shared: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (grid.clamp(1, i32::MAX as usize) as u32, 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: shared,
+    }
+}
+
+/// Grid size for `n` items at `block` threads each.
+pub fn blocks(n: usize, block: u32) -> usize {
+    n.div_ceil(block as usize).max(1)
+}

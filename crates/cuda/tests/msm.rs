@@ -1,0 +1,97 @@
+//! Device MSMs (G1, G2, plain and split) against blstrs' multi_exp.
+
+mod common;
+
+use blstrs::Scalar as Fr;
+use ff::Field;
+use filprove_cuda::msm::{msm_host, G1, G2};
+use filprove_groth16::cpu;
+use group::Curve;
+
+#[test]
+fn g1_msm_matches_cpu() {
+    let Some(gpu) = common::gpu("g1_msm_matches_cpu") else {
+        return;
+    };
+    let mut rng = common::rng("g1_msm");
+    let max = 1usize << 20;
+    let bases = common::g1_points(&mut rng, max);
+    let scalars = common::scalars(&mut rng, max);
+    for n in common::sizes(20) {
+        let want = cpu::msm_g1(&bases[..n], &scalars[..n]).unwrap();
+        for split in [false, true] {
+            let got = msm_host::<G1>(&gpu, &bases[..n], &scalars[..n], split).unwrap();
+            assert_eq!(
+                got.to_affine(),
+                want.to_affine(),
+                "G1 MSM of {n}, split {split}"
+            );
+        }
+    }
+}
+
+#[test]
+fn g2_msm_matches_cpu() {
+    let Some(gpu) = common::gpu("g2_msm_matches_cpu") else {
+        return;
+    };
+    let mut rng = common::rng("g2_msm");
+    let max = 1usize << 16;
+    let bases = common::g2_points(&mut rng, max);
+    let scalars = common::scalars(&mut rng, max);
+    for n in common::sizes(16) {
+        let want = cpu::msm_g2(&bases[..n], &scalars[..n]).unwrap();
+        for split in [false, true] {
+            let got = msm_host::<G2>(&gpu, &bases[..n], &scalars[..n], split).unwrap();
+            assert_eq!(
+                got.to_affine(),
+                want.to_affine(),
+                "G2 MSM of {n}, split {split}"
+            );
+        }
+    }
+}
+
+/// Filecoin-like witnesses: half zeros, most of the rest ones; all-equal scalars; all zero.
+#[test]
+fn split_msm_edge_distributions() {
+    let Some(gpu) = common::gpu("split_msm_edge_distributions") else {
+        return;
+    };
+    let mut rng = common::rng("split");
+    let n = 1 << 14;
+    let bases = common::g1_points(&mut rng, n);
+    let bases2 = common::g2_points(&mut rng, 1 << 10);
+    let filecoin: Vec<Fr> = (0..n)
+        .map(|i| match i % 100 {
+            0..=50 => Fr::ZERO,
+            51..=97 => Fr::ONE,
+            _ => Fr::random(&mut rng),
+        })
+        .collect();
+    let same = vec![Fr::random(&mut rng); n];
+    let ones = vec![Fr::ONE; n];
+    let zeros = vec![Fr::ZERO; n];
+    let minus = vec![-Fr::ONE; n];
+    for (name, s) in [
+        ("filecoin", &filecoin),
+        ("same", &same),
+        ("ones", &ones),
+        ("zeros", &zeros),
+        ("minus-one", &minus),
+    ] {
+        let want = cpu::msm_g1(&bases, s).unwrap();
+        for split in [false, true] {
+            let got = msm_host::<G1>(&gpu, &bases, s, split).unwrap();
+            assert_eq!(
+                got.to_affine(),
+                want.to_affine(),
+                "G1 {name}, split {split}"
+            );
+        }
+        let m = bases2.len();
+        let want2 = cpu::msm_g2(&bases2, &s[..m]).unwrap();
+        let got2 = msm_host::<G2>(&gpu, &bases2, &s[..m], true).unwrap();
+        assert_eq!(got2.to_affine(), want2.to_affine(), "G2 {name}");
+    }
+}
