@@ -1,0 +1,303 @@
+//! Real small jobs for engine tests: a squaring-chain circuit with parameters from the
+//! groth16 crate's keygen, proved by the real CPU backend and verified with the real
+//! verifying key. Knobs slow synthesis down, fail it, or fail verification, to drive the
+//! scheduler, the budget and the retry path.
+
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use bellperson::{Circuit, ConstraintSystem, SynthesisError};
+use ff::Field;
+use filprove_engine::{EngineError, ProofJob, SrsLoader};
+use filprove_groth16::{Fr, Proof, ProvingAssignment, Srs};
+use rand::SeedableRng;
+
+/// Proves knowledge of x with x^(2^rounds) = out (public).
+#[derive(Clone)]
+pub struct Chain {
+    pub x: Option<Fr>,
+    pub rounds: usize,
+}
+
+impl Circuit<Fr> for Chain {
+    fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let mut val = self.x;
+        let mut var = cs.alloc(|| "x", || val.ok_or(SynthesisError::AssignmentMissing))?;
+        for i in 0..self.rounds {
+            let next = val.map(|v| v.square());
+            let nv = cs.alloc(
+                || format!("sq{i}"),
+                || next.ok_or(SynthesisError::AssignmentMissing),
+            )?;
+            cs.enforce(
+                || format!("c{i}"),
+                |lc| lc + var,
+                |lc| lc + var,
+                |lc| lc + nv,
+            );
+            var = nv;
+            val = next;
+        }
+        let out = cs.alloc_input(|| "out", || val.ok_or(SynthesisError::AssignmentMissing))?;
+        cs.enforce(|| "out", |lc| lc + var, |lc| lc + CS::one(), |lc| lc + out);
+        Ok(())
+    }
+}
+
+/// The circuit id of a chain of `rounds`.
+pub fn circuit_id(rounds: usize) -> String {
+    format!("chain-{rounds}")
+}
+
+/// Parameters of a chain (generated once per size per process).
+pub fn srs(rounds: usize) -> Arc<Srs> {
+    static CACHE: OnceLock<Mutex<HashMap<usize, Arc<Srs>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let mut c = cache.lock().unwrap();
+    c.entry(rounds)
+        .or_insert_with(|| {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(rounds as u64);
+            Arc::new(
+                filprove_groth16::keygen::generate_parameters(Chain { x: None, rounds }, &mut rng)
+                    .unwrap(),
+            )
+        })
+        .clone()
+}
+
+/// A loader for `chain-<rounds>` ids that counts its calls.
+pub fn loader(calls: Arc<AtomicUsize>, delay: Duration) -> SrsLoader {
+    Arc::new(move |id: &str| {
+        calls.fetch_add(1, Ordering::SeqCst);
+        std::thread::sleep(delay);
+        let rounds: usize = id
+            .strip_prefix("chain-")
+            .and_then(|r| r.parse().ok())
+            .ok_or_else(|| EngineError::UnknownCircuit(id.to_string()))?;
+        Ok((*srs(rounds)).clone())
+    })
+}
+
+/// Shared observations across jobs of one test.
+#[derive(Default)]
+pub struct Probe {
+    /// Synthesis calls in progress now / at most.
+    pub active: AtomicUsize,
+    pub max_active: AtomicUsize,
+    /// Total synthesis calls.
+    pub synth_calls: AtomicUsize,
+    /// (job name, event) in order.
+    pub log: Mutex<Vec<(String, &'static str, Instant)>>,
+}
+
+impl Probe {
+    pub fn events(&self) -> Vec<(String, &'static str)> {
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(n, e, _)| (n.clone(), *e))
+            .collect()
+    }
+    /// Index of the first event `e` of job `name`.
+    pub fn index_of(&self, name: &str, e: &str) -> usize {
+        self.events()
+            .iter()
+            .position(|(n, ev)| n == name && *ev == e)
+            .unwrap_or(usize::MAX)
+    }
+}
+
+/// A chain job of several partitions (one x each).
+pub struct ChainJob {
+    pub name: String,
+    pub kind: &'static str,
+    pub rounds: usize,
+    pub xs: Vec<Fr>,
+    pub synth_delay: Duration,
+    pub memory: u64,
+    /// Verification returns false this many times.
+    pub bad_verifications: AtomicUsize,
+    /// Synthesis of this partition fails.
+    pub fail_partition: Option<usize>,
+    pub probe: Arc<Probe>,
+}
+
+impl ChainJob {
+    pub fn new(name: &str, partitions: usize, probe: &Arc<Probe>) -> Self {
+        Self {
+            name: name.to_string(),
+            kind: "chain",
+            rounds: 8,
+            xs: (0..partitions).map(|i| Fr::from(3 + i as u64)).collect(),
+            synth_delay: Duration::ZERO,
+            memory: 1 << 20,
+            bad_verifications: AtomicUsize::new(0),
+            fail_partition: None,
+            probe: probe.clone(),
+        }
+    }
+
+    pub fn delay(mut self, d: Duration) -> Self {
+        self.synth_delay = d;
+        self
+    }
+
+    pub fn kind(mut self, k: &'static str) -> Self {
+        self.kind = k;
+        self
+    }
+
+    pub fn memory(mut self, m: u64) -> Self {
+        self.memory = m;
+        self
+    }
+
+    fn out(&self, k: usize) -> Fr {
+        let mut v = self.xs[k];
+        for _ in 0..self.rounds {
+            v = v.square();
+        }
+        v
+    }
+}
+
+impl ProofJob for ChainJob {
+    fn kind(&self) -> &'static str {
+        self.kind
+    }
+    fn circuit_id(&self) -> String {
+        circuit_id(self.rounds)
+    }
+    fn num_partitions(&self) -> usize {
+        self.xs.len()
+    }
+    fn partition_memory_bytes(&self) -> u64 {
+        self.memory
+    }
+    fn synthesize(&self, k: usize) -> Result<ProvingAssignment, EngineError> {
+        let p = &self.probe;
+        p.synth_calls.fetch_add(1, Ordering::SeqCst);
+        let now = p.active.fetch_add(1, Ordering::SeqCst) + 1;
+        p.max_active.fetch_max(now, Ordering::SeqCst);
+        p.log
+            .lock()
+            .unwrap()
+            .push((self.name.clone(), "synth_start", Instant::now()));
+        std::thread::sleep(self.synth_delay);
+        let r = if self.fail_partition == Some(k) {
+            Err(EngineError::Synthesis {
+                partition: k,
+                code: "test_synthesis".into(),
+                message: "told to fail".into(),
+            })
+        } else {
+            ProvingAssignment::synthesize(Chain {
+                x: Some(self.xs[k]),
+                rounds: self.rounds,
+            })
+            .map_err(|e| EngineError::Synthesis {
+                partition: k,
+                code: "synthesis".into(),
+                message: e.to_string(),
+            })
+        };
+        p.active.fetch_sub(1, Ordering::SeqCst);
+        p.log
+            .lock()
+            .unwrap()
+            .push((self.name.clone(), "synth_end", Instant::now()));
+        r
+    }
+    fn assemble(&self, proofs: &[Proof]) -> Result<Vec<u8>, EngineError> {
+        Ok(Proof::concat(proofs))
+    }
+    fn verify(&self, bytes: &[u8]) -> Result<bool, EngineError> {
+        self.probe
+            .log
+            .lock()
+            .unwrap()
+            .push((self.name.clone(), "verify", Instant::now()));
+        if self
+            .bad_verifications
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+        {
+            return Ok(false);
+        }
+        let proofs = Proof::split(bytes).map_err(|e| EngineError::Assemble {
+            code: "decode".into(),
+            message: e.to_string(),
+        })?;
+        let vk = &srs(self.rounds).vk;
+        Ok(proofs.len() == self.xs.len()
+            && proofs
+                .iter()
+                .enumerate()
+                .all(|(k, p)| vk.verify(p, &[self.out(k)])))
+    }
+}
+
+/// The real CPU backend, with a count of prove calls running at once.
+pub struct Counting {
+    pub inner: filprove_groth16::cpu::CpuBackend,
+    pub name: String,
+    pub active: Arc<AtomicUsize>,
+    pub max_active: Arc<AtomicUsize>,
+    pub calls: AtomicUsize,
+}
+
+impl Counting {
+    pub fn new(name: &str, active: &Arc<AtomicUsize>, max_active: &Arc<AtomicUsize>) -> Self {
+        Self {
+            inner: filprove_groth16::cpu::CpuBackend::new(Some(1)).unwrap(),
+            name: name.to_string(),
+            active: active.clone(),
+            max_active: max_active.clone(),
+            calls: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl filprove_groth16::Backend for Counting {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+    fn prove(
+        &self,
+        srs: &Srs,
+        inputs: &[filprove_groth16::ProofInput<'_>],
+    ) -> Result<Vec<Proof>, filprove_groth16::ProveError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let now = self.active.fetch_add(1, Ordering::SeqCst) + 1;
+        self.max_active.fetch_max(now, Ordering::SeqCst);
+        // Long enough that a second worker would overlap if the lock allowed it.
+        std::thread::sleep(Duration::from_millis(30));
+        let r = self.inner.prove(srs, inputs);
+        self.active.fetch_sub(1, Ordering::SeqCst);
+        r
+    }
+}
+
+/// The plain CPU backend.
+pub fn cpu() -> Vec<Arc<dyn filprove_groth16::Backend>> {
+    vec![Arc::new(
+        filprove_groth16::cpu::CpuBackend::new(Some(1)).unwrap(),
+    )]
+}
+
+/// An engine config with small explicit budgets (no host detection surprises).
+pub fn config(partition_workers: usize, express: bool) -> filprove_engine::EngineConfig {
+    filprove_engine::EngineConfig {
+        partition_workers,
+        gpu_workers_per_device: 2,
+        express_worker: express,
+        memory_budget_bytes: Some(1 << 30),
+        srs_budget_bytes: Some(1 << 30),
+        max_retained_jobs: 1000,
+    }
+}

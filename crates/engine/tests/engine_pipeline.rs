@@ -1,0 +1,260 @@
+//! The pipeline end to end with real proofs: completion, verification and its retry,
+//! typed failures, idempotency, await timeouts, cancellation and drain.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use filprove_engine::{Engine, EngineError, JobOutcome, JobStatus, Priority};
+
+fn engine(workers: usize) -> Engine {
+    Engine::start(
+        config(workers, true),
+        cpu(),
+        loader(Arc::new(AtomicUsize::new(0)), Duration::ZERO),
+    )
+    .unwrap()
+}
+
+const WAIT: Option<Duration> = Some(Duration::from_secs(120));
+
+#[test]
+fn proves_a_multi_partition_job_and_verifies_it() {
+    let e = engine(2);
+    let probe = Arc::new(Probe::default());
+    let job = Arc::new(ChainJob::new("a", 3, &probe));
+    let s = e
+        .submit(Some("job-a"), Priority::Normal, job.clone())
+        .unwrap();
+    assert_eq!(s.job_id, "job-a");
+    assert!(!s.existing);
+    let r = e.wait("job-a", WAIT).unwrap().unwrap();
+    let JobOutcome::Completed(bytes) = &r.outcome else {
+        panic!("{:?}", r.outcome)
+    };
+    assert_eq!(bytes.len(), 3 * 192);
+    // The engine verified it; check independently with the verifying key.
+    use filprove_engine::ProofJob;
+    assert!(job.verify(bytes).unwrap());
+    assert!(r.timings.total >= r.timings.queue_wait);
+    assert!(!r.timings.prove.is_zero() && !r.timings.synthesis.is_zero());
+    let st = e.status();
+    assert_eq!((st.completed, st.failed), (1, 0));
+    assert_eq!(st.memory_reserved_bytes, 0, "reservations released");
+    let m = e.metrics_text();
+    assert!(
+        m.contains("filprove_proofs_total{kind=\"chain\",outcome=\"completed\"} 1"),
+        "{m}"
+    );
+    assert!(
+        m.contains("filprove_partitions_total{kind=\"chain\",stage=\"proved\"} 3"),
+        "{m}"
+    );
+    assert!(
+        m.contains("filprove_stage_duration_seconds_count{kind=\"chain\",stage=\"total\"} 1"),
+        "{m}"
+    );
+    assert!(
+        m.contains("filprove_device_busy_seconds_total{device=\"cpu\"}"),
+        "{m}"
+    );
+}
+
+#[test]
+fn a_retried_request_id_returns_the_existing_job() {
+    let e = engine(1);
+    let probe = Arc::new(Probe::default());
+    let job = || Arc::new(ChainJob::new("a", 2, &probe).delay(Duration::from_millis(100)));
+    let first = e.submit(Some("same"), Priority::Normal, job()).unwrap();
+    let second = e.submit(Some("same"), Priority::Normal, job()).unwrap();
+    assert!(!first.existing && second.existing);
+    assert_eq!(second.job_id, "same");
+    e.wait("same", WAIT).unwrap().unwrap();
+    // Even after completion.
+    assert!(
+        e.submit(Some("same"), Priority::High, job())
+            .unwrap()
+            .existing
+    );
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(
+        probe.synth_calls.load(Ordering::SeqCst),
+        2,
+        "one job's partitions only"
+    );
+    assert_eq!(e.status().completed, 1);
+    // Without an id, every submission is a new job.
+    let a = e.submit(None, Priority::Normal, job()).unwrap();
+    let b = e.submit(Some(""), Priority::Normal, job()).unwrap();
+    assert_ne!(a.job_id, b.job_id);
+}
+
+#[test]
+fn a_proof_failing_verification_is_retried_once() {
+    let e = engine(2);
+    let probe = Arc::new(Probe::default());
+    let job = ChainJob::new("flaky", 2, &probe);
+    job.bad_verifications.store(1, Ordering::SeqCst);
+    e.submit(Some("flaky"), Priority::Normal, Arc::new(job))
+        .unwrap();
+    let r = e.wait("flaky", WAIT).unwrap().unwrap();
+    assert!(
+        matches!(r.outcome, JobOutcome::Completed(_)),
+        "{:?}",
+        r.outcome
+    );
+    assert_eq!(
+        probe.synth_calls.load(Ordering::SeqCst),
+        4,
+        "both partitions proved again"
+    );
+
+    let job = ChainJob::new("bad", 1, &probe);
+    job.bad_verifications.store(2, Ordering::SeqCst);
+    e.submit(Some("bad"), Priority::Normal, Arc::new(job))
+        .unwrap();
+    let r = e.wait("bad", WAIT).unwrap().unwrap();
+    let JobOutcome::Failed(err) = &r.outcome else {
+        panic!("{:?}", r.outcome)
+    };
+    assert_eq!(err.code(), "proof_verification_failed");
+    assert!(e
+        .metrics_text()
+        .contains("filprove_proof_retries_total{kind=\"chain\"} 2"));
+    assert_eq!(e.status().failed, 1);
+}
+
+#[test]
+fn a_synthesis_failure_is_a_typed_failure() {
+    let e = engine(2);
+    let probe = Arc::new(Probe::default());
+    let mut job = ChainJob::new("broken", 3, &probe);
+    job.fail_partition = Some(1);
+    e.submit(Some("broken"), Priority::Normal, Arc::new(job))
+        .unwrap();
+    let r = e.wait("broken", WAIT).unwrap().unwrap();
+    match &r.outcome {
+        JobOutcome::Failed(EngineError::Synthesis {
+            partition, code, ..
+        }) => {
+            assert_eq!((*partition, code.as_str()), (1, "test_synthesis"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(e.job_status("broken").unwrap(), JobStatus::Failed);
+}
+
+#[test]
+fn await_times_out_and_unknown_jobs_are_not_found() {
+    let e = engine(1);
+    let probe = Arc::new(Probe::default());
+    e.submit(
+        Some("slow"),
+        Priority::Normal,
+        Arc::new(ChainJob::new("slow", 1, &probe).delay(Duration::from_millis(500))),
+    )
+    .unwrap();
+    assert_eq!(
+        e.wait("slow", Some(Duration::from_millis(20))).unwrap(),
+        None
+    );
+    assert!(e.wait("slow", WAIT).unwrap().is_some());
+    assert_eq!(
+        e.wait("nope", Some(Duration::ZERO)).unwrap_err().code(),
+        "unknown_job"
+    );
+    assert_eq!(e.cancel("nope").unwrap_err().code(), "unknown_job");
+}
+
+#[test]
+fn cancel_stops_queued_and_running_jobs() {
+    let e = engine(1);
+    let probe = Arc::new(Probe::default());
+    let slow = |n: &str| Arc::new(ChainJob::new(n, 2, &probe).delay(Duration::from_millis(400)));
+    e.submit(Some("running"), Priority::Normal, slow("running"))
+        .unwrap();
+    e.submit(Some("queued"), Priority::Normal, slow("queued"))
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(!e.cancel("queued").unwrap(), "nothing of it had started");
+    assert!(
+        e.cancel("running").unwrap(),
+        "its first partition was synthesizing"
+    );
+    for id in ["running", "queued"] {
+        assert_eq!(
+            e.wait(id, WAIT).unwrap().unwrap().outcome,
+            JobOutcome::Cancelled
+        );
+    }
+    // Cancelling a finished job changes nothing.
+    assert!(!e.cancel("running").unwrap());
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        probe.synth_calls.load(Ordering::SeqCst),
+        1,
+        "the cancelled jobs' other partitions never ran"
+    );
+    assert_eq!(e.status().memory_reserved_bytes, 0);
+    assert_eq!(e.status().cancelled, 2);
+    // The engine still works.
+    e.submit(
+        Some("after"),
+        Priority::Normal,
+        Arc::new(ChainJob::new("after", 1, &probe)),
+    )
+    .unwrap();
+    assert!(matches!(
+        e.wait("after", WAIT).unwrap().unwrap().outcome,
+        JobOutcome::Completed(_)
+    ));
+}
+
+#[test]
+fn drain_finishes_in_flight_work_then_refuses_new_work() {
+    let e = engine(1);
+    let probe = Arc::new(Probe::default());
+    e.submit(
+        Some("quick"),
+        Priority::Normal,
+        Arc::new(ChainJob::new("quick", 1, &probe)),
+    )
+    .unwrap();
+    let d = e.drain(Duration::from_secs(60));
+    assert_eq!((d.finished, d.cancelled), (1, 0));
+    assert!(matches!(
+        e.wait("quick", WAIT).unwrap().unwrap().outcome,
+        JobOutcome::Completed(_)
+    ));
+    let err = e
+        .submit(
+            Some("late"),
+            Priority::Critical,
+            Arc::new(ChainJob::new("late", 1, &probe)),
+        )
+        .unwrap_err();
+    assert_eq!(err, EngineError::Draining);
+    assert!(e.status().draining);
+}
+
+#[test]
+fn drain_cancels_what_outlives_the_grace_period() {
+    let e = engine(1);
+    let probe = Arc::new(Probe::default());
+    e.submit(
+        Some("long"),
+        Priority::Normal,
+        Arc::new(ChainJob::new("long", 3, &probe).delay(Duration::from_millis(300))),
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let d = e.drain(Duration::from_millis(100));
+    assert_eq!((d.finished, d.cancelled), (0, 1));
+    assert_eq!(
+        e.wait("long", WAIT).unwrap().unwrap().outcome,
+        JobOutcome::Cancelled
+    );
+}

@@ -1,0 +1,268 @@
+//! Priorities, the express lane, the memory budget and the per-device kernel lock.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::*;
+use filprove_engine::{Engine, EngineConfig, JobOutcome, Priority};
+
+const WAIT: Option<Duration> = Some(Duration::from_secs(120));
+
+fn no_loads() -> filprove_engine::SrsLoader {
+    loader(Arc::new(AtomicUsize::new(0)), Duration::ZERO)
+}
+
+#[test]
+fn higher_priorities_overtake_queued_partitions() {
+    // One synthesis worker, no express lane: order is decided by the queue alone.
+    let e = Engine::start(config(1, false), cpu(), no_loads()).unwrap();
+    let probe = Arc::new(Probe::default());
+    let d = Duration::from_millis(150);
+    e.submit(
+        Some("low"),
+        Priority::Low,
+        Arc::new(ChainJob::new("low", 3, &probe).delay(d)),
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(50)); // low's first partition is running
+    e.submit(
+        Some("normal"),
+        Priority::Normal,
+        Arc::new(ChainJob::new("normal", 2, &probe).delay(d)),
+    )
+    .unwrap();
+    e.submit(
+        Some("crit"),
+        Priority::Critical,
+        Arc::new(ChainJob::new("crit", 1, &probe).delay(d)),
+    )
+    .unwrap();
+    for id in ["low", "normal", "crit"] {
+        assert!(matches!(
+            e.wait(id, WAIT).unwrap().unwrap().outcome,
+            JobOutcome::Completed(_)
+        ));
+    }
+    let starts: Vec<String> = probe
+        .events()
+        .into_iter()
+        .filter(|(_, ev)| *ev == "synth_start")
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(starts, ["low", "crit", "normal", "normal", "low", "low"]);
+}
+
+#[test]
+fn the_express_worker_runs_post_while_porep_synthesizes() {
+    let e = Engine::start(config(1, true), cpu(), no_loads()).unwrap();
+    let probe = Arc::new(Probe::default());
+    e.submit(
+        Some("porep"),
+        Priority::Normal,
+        Arc::new(
+            ChainJob::new("porep", 2, &probe)
+                .kind("porep")
+                .delay(Duration::from_millis(1500)),
+        ),
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let t = Instant::now();
+    e.submit(
+        Some("winning"),
+        Priority::Critical,
+        Arc::new(ChainJob::new("winning", 1, &probe).kind("winning-post")),
+    )
+    .unwrap();
+    let r = e.wait("winning", WAIT).unwrap().unwrap();
+    assert!(matches!(r.outcome, JobOutcome::Completed(_)));
+    assert!(
+        t.elapsed() < Duration::from_millis(1300),
+        "waited {:?}",
+        t.elapsed()
+    );
+    assert!(probe.index_of("winning", "verify") < probe.index_of("porep", "synth_end"));
+    // Meanwhile the status shows both kinds.
+    let st = e.status();
+    assert!(
+        st.queues
+            .iter()
+            .any(|q| q.kind == "porep" && q.in_progress == 1),
+        "{:?}",
+        st.queues
+    );
+    e.wait("porep", WAIT).unwrap().unwrap();
+}
+
+#[test]
+fn the_memory_budget_admits_partitions_only_while_they_fit() {
+    let cfg = EngineConfig {
+        memory_budget_bytes: Some(3 << 20),
+        ..config(3, false)
+    };
+    let e = Engine::start(cfg, cpu(), no_loads()).unwrap();
+    let probe = Arc::new(Probe::default());
+    // Two partitions of 2 MiB cannot be in flight together in 3 MiB.
+    e.submit(
+        Some("big"),
+        Priority::Normal,
+        Arc::new(
+            ChainJob::new("big", 4, &probe)
+                .memory(2 << 20)
+                .delay(Duration::from_millis(100)),
+        ),
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let st = e.status();
+    assert_eq!(
+        (st.memory_reserved_bytes, st.memory_limit_bytes),
+        (2 << 20, 3 << 20)
+    );
+    assert!(matches!(
+        e.wait("big", WAIT).unwrap().unwrap().outcome,
+        JobOutcome::Completed(_)
+    ));
+    assert_eq!(probe.max_active.load(Ordering::SeqCst), 1);
+    assert_eq!(e.status().memory_reserved_bytes, 0);
+
+    // Small partitions do run side by side.
+    let probe = Arc::new(Probe::default());
+    e.submit(
+        Some("small"),
+        Priority::Normal,
+        Arc::new(
+            ChainJob::new("small", 3, &probe)
+                .memory(1 << 20)
+                .delay(Duration::from_millis(300)),
+        ),
+    )
+    .unwrap();
+    e.wait("small", WAIT).unwrap().unwrap();
+    assert_eq!(probe.max_active.load(Ordering::SeqCst), 3);
+
+    // A partition larger than the whole budget is refused up front.
+    let err = e
+        .submit(
+            Some("huge"),
+            Priority::Normal,
+            Arc::new(ChainJob::new("huge", 1, &probe).memory(4 << 20)),
+        )
+        .unwrap_err();
+    assert_eq!(err.code(), "memory_exceeds_budget");
+    assert!(!e.contains("huge"));
+}
+
+#[test]
+fn urgent_work_may_use_headroom_beyond_the_budget() {
+    let cfg = EngineConfig {
+        memory_budget_bytes: Some(8 << 20),
+        ..config(1, true)
+    };
+    let e = Engine::start(cfg, cpu(), no_loads()).unwrap();
+    let probe = Arc::new(Probe::default());
+    // PoRep fills the budget...
+    e.submit(
+        Some("porep"),
+        Priority::Normal,
+        Arc::new(
+            ChainJob::new("porep", 1, &probe)
+                .memory(8 << 20)
+                .delay(Duration::from_millis(800)),
+        ),
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    // ...and a WinningPoSt still starts at once, in the eighth kept for urgent work.
+    let t = Instant::now();
+    e.submit(
+        Some("post"),
+        Priority::Critical,
+        Arc::new(ChainJob::new("post", 1, &probe).memory(1 << 20)),
+    )
+    .unwrap();
+    e.wait("post", WAIT).unwrap().unwrap();
+    assert!(
+        probe.index_of("post", "verify") < probe.index_of("porep", "synth_end"),
+        "{:?}",
+        t.elapsed()
+    );
+    e.wait("porep", WAIT).unwrap().unwrap();
+}
+
+#[test]
+fn the_kernel_lock_serializes_prove_calls_of_one_device() {
+    let active = Arc::new(AtomicUsize::new(0));
+    let max = Arc::new(AtomicUsize::new(0));
+    let dev = Arc::new(Counting::new("dev0", &active, &max));
+    let cfg = EngineConfig {
+        gpu_workers_per_device: 3,
+        ..config(3, false)
+    };
+    let e = Engine::start(cfg, vec![dev.clone()], no_loads()).unwrap();
+    let probe = Arc::new(Probe::default());
+    for i in 0..3 {
+        let id = format!("j{i}");
+        e.submit(
+            Some(&id),
+            Priority::Normal,
+            Arc::new(ChainJob::new(&id, 2, &probe)),
+        )
+        .unwrap();
+    }
+    for i in 0..3 {
+        assert!(matches!(
+            e.wait(&format!("j{i}"), WAIT).unwrap().unwrap().outcome,
+            JobOutcome::Completed(_)
+        ));
+    }
+    assert_eq!(dev.calls.load(Ordering::SeqCst), 6);
+    assert_eq!(
+        max.load(Ordering::SeqCst),
+        1,
+        "three workers, one kernel region at a time"
+    );
+}
+
+#[test]
+fn two_devices_prove_partitions_of_different_jobs_at_once() {
+    let active = Arc::new(AtomicUsize::new(0));
+    let max = Arc::new(AtomicUsize::new(0));
+    let d0 = Arc::new(Counting::new("dev0", &active, &max));
+    let d1 = Arc::new(Counting::new("dev1", &active, &max));
+    let cfg = EngineConfig {
+        gpu_workers_per_device: 1,
+        ..config(2, false)
+    };
+    let e = Engine::start(cfg, vec![d0.clone(), d1.clone()], no_loads()).unwrap();
+    let probe = Arc::new(Probe::default());
+    for i in 0..4 {
+        let id = format!("j{i}");
+        e.submit(
+            Some(&id),
+            Priority::Normal,
+            Arc::new(ChainJob::new(&id, 2, &probe)),
+        )
+        .unwrap();
+    }
+    for i in 0..4 {
+        assert!(matches!(
+            e.wait(&format!("j{i}"), WAIT).unwrap().unwrap().outcome,
+            JobOutcome::Completed(_)
+        ));
+    }
+    assert_eq!(
+        d0.calls.load(Ordering::SeqCst) + d1.calls.load(Ordering::SeqCst),
+        8
+    );
+    assert!(
+        d0.calls.load(Ordering::SeqCst) > 0 && d1.calls.load(Ordering::SeqCst) > 0,
+        "both devices used"
+    );
+    let st = e.status();
+    assert_eq!(st.devices.len(), 2);
+    assert!(st.devices.iter().all(|d| !d.busy.is_zero()));
+}

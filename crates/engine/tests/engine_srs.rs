@@ -1,0 +1,98 @@
+//! Parameter residency: load once, tiers, preload pinning, LRU eviction under the budget,
+//! explicit eviction, unknown circuits.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use filprove_engine::srs::{srs_size_bytes, SrsManager};
+use filprove_engine::SrsTier;
+
+fn tier(m: &SrsManager, id: &str) -> Option<(SrsTier, u32)> {
+    m.status()
+        .into_iter()
+        .find(|s| s.circuit_id == id)
+        .map(|s| (s.tier, s.ref_count))
+}
+
+#[test]
+fn concurrent_users_load_a_file_once() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let m = SrsManager::new(loader(calls.clone(), Duration::from_millis(200)), 1 << 30);
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let m = m.clone();
+            std::thread::spawn(move || {
+                let (lease, _) = m.acquire("chain-8").unwrap();
+                assert_eq!(lease.srs().vk.ic.len(), 2);
+                std::thread::sleep(Duration::from_millis(50));
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(
+        tier(&m, "chain-8").map(|t| t.0),
+        Some(SrsTier::Cold),
+        "loading shows as cold"
+    );
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(tier(&m, "chain-8"), Some((SrsTier::Warm, 0)));
+    let (_lease, waited) = m.acquire("chain-8").unwrap();
+    assert!(waited < Duration::from_millis(100));
+    assert_eq!(tier(&m, "chain-8"), Some((SrsTier::Hot, 1)));
+    assert_eq!(m.resident_bytes(), srs_size_bytes(&srs(8)));
+}
+
+#[test]
+fn idle_sets_are_evicted_lru_first_and_preloads_stay() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let one = srs_size_bytes(&srs(8))
+        .max(srs_size_bytes(&srs(9)))
+        .max(srs_size_bytes(&srs(10)));
+    // Room for two sets.
+    let m = SrsManager::new(loader(calls.clone(), Duration::ZERO), 2 * one + 1);
+    drop(m.acquire("chain-8").unwrap());
+    drop(m.acquire("chain-9").unwrap());
+    drop(m.acquire("chain-8").unwrap()); // chain-9 is now the least recently used
+    drop(m.acquire("chain-10").unwrap());
+    assert_eq!(tier(&m, "chain-9").unwrap().0, SrsTier::Cold);
+    assert_eq!(tier(&m, "chain-8").unwrap().0, SrsTier::Warm);
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+
+    // A preloaded set is pinned: hot, never evicted for budget.
+    let p = m.preload("chain-9").unwrap();
+    assert!(!p.already_loaded);
+    assert_eq!(tier(&m, "chain-9").unwrap().0, SrsTier::Hot);
+    assert!(m.preload("chain-9").unwrap().already_loaded);
+    drop(m.acquire("chain-11").unwrap());
+    assert_eq!(tier(&m, "chain-9").unwrap().0, SrsTier::Hot);
+    assert!(m.resident_bytes() <= 2 * one + 1);
+
+    // Explicit eviction.
+    let ev = m.evict("chain-9");
+    assert!(ev.was_loaded && ev.freed_bytes > 0);
+    assert_eq!(tier(&m, "chain-9").unwrap().0, SrsTier::Cold);
+    assert!(!m.evict("chain-9").was_loaded);
+    assert!(!m.evict("never-seen").was_loaded);
+}
+
+#[test]
+fn a_set_in_use_is_not_evicted_for_budget_and_unknown_ids_fail() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let m = SrsManager::new(loader(calls.clone(), Duration::ZERO), 1);
+    let (lease, _) = m.acquire("chain-8").unwrap();
+    let (lease2, _) = m.acquire("chain-9").unwrap();
+    assert_eq!(tier(&m, "chain-8"), Some((SrsTier::Hot, 1)));
+    drop(lease);
+    // Over budget and idle: gone as soon as released.
+    assert_eq!(tier(&m, "chain-8").unwrap().0, SrsTier::Cold);
+    drop(lease2);
+    let err = m.acquire("nonsense").err().unwrap();
+    assert_eq!(err.code(), "unknown_circuit");
+}
