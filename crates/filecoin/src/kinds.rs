@@ -112,7 +112,7 @@ impl RegisteredProof {
         match self {
             Self::Seal(p) => p.circuit_identifier(),
             Self::PoSt(p) => p.circuit_identifier(),
-            Self::Update(p) => p.circuit_identifier(),
+            Self::Update(p) => return crate::circuits::update::cache_id(p),
         }
         .map_err(FilecoinError::fp)
     }

@@ -14,7 +14,9 @@ use filecoin_proofs::{
 };
 use filecoin_proofs_api::{PoStType, PublicReplicaInfo, RegisteredPoStProof, SectorId};
 use filprove_groth16::{Bls12, Fr};
-use storage_proofs_core::{compound_proof::CompoundProof, proof::ProofScheme};
+use storage_proofs_core::{
+    compound_proof::CompoundProof, merkle::MerkleProofTrait, proof::ProofScheme,
+};
 use storage_proofs_post::fallback::{
     self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector,
 };
@@ -70,6 +72,21 @@ fn prepare<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
         .enumerate()
         .map(|(i, b)| decode_vanilla(b, i))
         .collect::<Result<_, _>>()?;
+    // filecoin-proofs' vanilla verifier takes comm_r_last from the inclusion proofs; the
+    // circuit takes the copy in the sector proof. They must agree.
+    for (i, p) in proofs.iter().enumerate() {
+        let consistent = p.vanilla_proof.sectors.iter().all(|s| {
+            s.inclusion_proofs
+                .iter()
+                .all(|ip| MerkleProofTrait::root(ip) == s.comm_r_last)
+        });
+        if !consistent {
+            return Err(FilecoinError::BadVanillaProof {
+                index: i,
+                message: "comm_r_last differs from the inclusion proofs' root".into(),
+            });
+        }
+    }
     let pub_sectors: Vec<PublicSector<Domain>> = proofs
         .iter()
         .map(|p| PublicSector {

@@ -5,7 +5,9 @@ use filecoin_hashers::Domain as _;
 use filecoin_proofs::{DefaultPieceDomain, MerkleTreeTrait, SectorUpdateConfig, TreeRHasher};
 use filecoin_proofs_api::RegisteredUpdateProof;
 use filprove_groth16::Fr;
-use storage_proofs_core::{compound_proof::CompoundProof, proof::ProofScheme};
+use storage_proofs_core::{
+    compound_proof::CompoundProof, parameter_cache::CacheableParameters, proof::ProofScheme,
+};
 use storage_proofs_update::{
     constants::TreeRDomain, EmptySectorUpdate, EmptySectorUpdateCircuit, EmptySectorUpdateCompound,
     PartitionProof, PublicInputs, PublicParams,
@@ -190,6 +192,22 @@ pub(crate) fn shape(registered: RegisteredUpdateProof) -> Result<CircuitShape, F
         r: RegisteredUpdateProof,
     ) -> Result<CircuitShape, FilecoinError> {
         super::count_shape(blank::<Tree>(r))
+    }
+    with_tree!(u64::from(registered.sector_size()), inner, registered)
+}
+
+/// The circuit identifier of an update proof. (filecoin-proofs-api's
+/// `RegisteredUpdateProof::circuit_identifier` returns the PoRep circuit's; the update
+/// prover and verifier use this one.)
+pub(crate) fn cache_id(registered: RegisteredUpdateProof) -> Result<String, FilecoinError> {
+    fn inner<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+        r: RegisteredUpdateProof,
+    ) -> Result<String, FilecoinError> {
+        let pub_params = PublicParams::from_sector_size(u64::from(r.sector_size()));
+        Ok(<EmptySectorUpdateCompound<Tree> as CacheableParameters<
+            EmptySectorUpdateCircuit<Tree>,
+            PublicParams,
+        >>::cache_identifier(&pub_params))
     }
     with_tree!(u64::from(registered.sector_size()), inner, registered)
 }
