@@ -1,7 +1,9 @@
 //! The CPU MSMs against the naive sum of scalar multiplications.
 
 use ff::Field;
-use filprove_groth16::cpu::msm::{msm, msm_split, naive};
+use filprove_groth16::cpu::msm::{
+    msm, msm_split, msm_split_with, msm_with, naive, MsmAffine, MsmEngine,
+};
 use filprove_groth16::cpu::{msm_g1_dense, msm_g2_dense};
 use filprove_groth16::density::DensityBits;
 use filprove_groth16::{Fr, G1Affine, G1Projective, G2Affine, G2Projective, ProveError};
@@ -47,6 +49,29 @@ fn random_scalars(rng: &mut ChaCha8Rng, n: usize) -> Vec<Fr> {
     (0..n).map(|_| Fr::random(&mut *rng)).collect()
 }
 
+const ENGINES: [MsmEngine; 2] = [MsmEngine::Blst, MsmEngine::Native];
+
+/// Checks the plain and the split MSM, with both engines, against the naive sum.
+fn check_all<A: MsmAffine>(bases: &[A], scalars: &[Fr], what: &str) {
+    let expect = naive(bases, scalars);
+    for e in ENGINES {
+        assert!(
+            msm_with(e, bases, scalars).unwrap() == expect,
+            "{what}: plain {e:?}"
+        );
+        let split = msm_split_with(e, bases, scalars, None).unwrap();
+        assert!(split == expect, "{what}: split {e:?}");
+    }
+    assert!(
+        msm(bases, scalars).unwrap() == expect,
+        "{what}: default plain"
+    );
+    assert!(
+        msm_split(bases, scalars, None).unwrap() == expect,
+        "{what}: default split"
+    );
+}
+
 const SIZES: &[usize] = &[
     0, 1, 2, 3, 4, 5, 7, 8, 9, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 4095, 4096,
 ];
@@ -58,13 +83,7 @@ fn g1_plain_and_split_match_naive() {
     for &n in SIZES {
         let bases = &all[..n];
         for scalars in [random_scalars(&mut rng, n), mixed_scalars(&mut rng, n)] {
-            let expect = naive(bases, &scalars);
-            assert_eq!(msm(bases, &scalars).unwrap(), expect, "plain n={n}");
-            assert_eq!(
-                msm_split(bases, &scalars, None).unwrap(),
-                expect,
-                "split n={n}"
-            );
+            check_all(bases, &scalars, &format!("n={n}"));
         }
     }
 }
@@ -88,13 +107,7 @@ fn g1_edge_scalars_and_points() {
         ),
     ];
     for (name, scalars) in &cases {
-        let expect = naive(&bases, scalars);
-        assert_eq!(msm(&bases, scalars).unwrap(), expect, "plain {name}");
-        assert_eq!(
-            msm_split(&bases, scalars, None).unwrap(),
-            expect,
-            "split {name}"
-        );
+        check_all(&bases, scalars, name);
     }
     let ones_sum = bases.iter().fold(G1Projective::identity(), |a, b| a + b);
     assert_eq!(msm_split(&bases, &cases[1].1, None).unwrap(), ones_sum);
@@ -108,9 +121,7 @@ fn g1_edge_scalars_and_points() {
     let rep = vec![bases[3]; n];
     for pts in [&with_id, &rep] {
         for scalars in [random_scalars(&mut rng, n), mixed_scalars(&mut rng, n)] {
-            let expect = naive(pts, &scalars);
-            assert_eq!(msm(pts, &scalars).unwrap(), expect);
-            assert_eq!(msm_split(pts, &scalars, None).unwrap(), expect);
+            check_all(pts, &scalars, "identity / repeated bases");
         }
     }
     // Scalars that cancel: s and -s on the same point.
@@ -165,6 +176,8 @@ fn density_selected_subsets() {
             expect,
             "n={n} p={p}"
         );
+        let native = msm_split_with(MsmEngine::Native, bases, &scalars, Some(&d)).unwrap();
+        assert_eq!(native, expect, "native n={n} p={p}");
     }
 }
 
@@ -175,12 +188,10 @@ fn g2_matches_naive() {
     for n in [0usize, 1, 2, 5, 64, 257, 1025] {
         let bases = &all[..n];
         for scalars in [random_scalars(&mut rng, n), mixed_scalars(&mut rng, n)] {
-            let expect = naive(bases, &scalars);
-            assert_eq!(msm(bases, &scalars).unwrap(), expect, "g2 plain n={n}");
+            check_all(bases, &scalars, &format!("g2 n={n}"));
             assert_eq!(
                 msm_g2_dense(bases, &scalars, None).unwrap(),
-                expect,
-                "g2 split n={n}"
+                naive(bases, &scalars)
             );
         }
     }

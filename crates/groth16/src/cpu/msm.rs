@@ -1,25 +1,24 @@
 //! Multi-scalar multiplication over G1 and G2, multi-threaded, with the split MSM for
 //! mostly-0/1 Filecoin witnesses.
 //!
-//! The bucket method (Pippenger) is written here, in safe Rust over blstrs' group
-//! operations (blst's assembly field arithmetic underneath), rather than calling
-//! `G1Projective::multi_exp` from blstrs 0.7.1, because that entry point
-//! - takes *projective* bases, so our affine SRS would be converted to projective and back
-//!   (a batch inversion and two copies of the bases per call);
-//! - runs on blst's own process-wide thread pool, which ignores the thread count or rayon
-//!   pool a [`crate::cpu::CpuBackend`] is configured with and oversubscribes the cores when
-//!   several MSMs run at once;
-//! - cannot skip bases by density or by scalar without copying them out first.
+//! Two bucket-method (Pippenger) engines run the full-size scalars ([`MsmEngine`]):
+//! - [`MsmEngine::Blst`] (the default): blst's Pippenger through blstrs'
+//!   `G1Projective::multi_exp` / `G2Projective::multi_exp`. blst's assembly and its XYZZ
+//!   buckets make it about 1.5x faster than ours on this machine (`examples/cpu_bench.rs`),
+//!   which is what decides the default for a reference *and* fallback prover. Its costs:
+//!   blstrs takes projective bases, so each call copies up to [`BLST_CHUNK`] bases to
+//!   projective form (bounded memory; negligible time next to the MSM), and blst runs on its
+//!   own process-wide pool of one thread per CPU, not on the rayon pool of a
+//!   [`crate::cpu::CpuBackend`];
+//! - [`MsmEngine::Native`]: ours, in safe Rust over blstrs' group operations: signed window
+//!   digits (half as many buckets), mixed additions into the buckets, a window size from a
+//!   cost model, the points split into chunks across the caller's rayon threads. It obeys
+//!   the backend's thread count and is the reference the tests check blst against.
 //!
-//! Our version uses signed window digits (half as many buckets), mixed (projective +
-//! affine) additions into the buckets, a window size chosen from a cost model for the
-//! number of points per task, and splits the points into chunks spread across the rayon
-//! threads of the caller's pool. `examples/cpu_bench.rs` compares it with blstrs.
-//!
-//! The split MSM ([`msm_split`]) first classifies the scalars (one parallel pass): zeros
-//! are skipped, bases whose scalar is one are summed with mixed additions in the same pass,
-//! and only the other scalars (1-8 % of a Filecoin witness, see the design notes) go to the
-//! bucket method, as `(base index, scalar)` pairs.
+//! The split MSM ([`msm_split`]) first classifies the scalars in one parallel pass (on the
+//! rayon pool): zeros are skipped, bases whose scalar is one are summed with mixed
+//! additions in the same pass, and only the other scalars (1-8 % of a Filecoin witness, see
+//! the design notes) go to a bucket-method engine, as `(base index, scalar)` pairs.
 
 use ff::{Field, PrimeField};
 use group::prime::PrimeCurveAffine;
@@ -30,8 +29,36 @@ use crate::density::DensityBits;
 use crate::{Fr, G1Affine, G1Projective, G2Affine, G2Projective, ProveError};
 
 /// An affine point type the MSMs accept (G1 or G2 of BLS12-381).
-pub trait MsmAffine: PrimeCurveAffine<Scalar = Fr> {}
-impl<A: PrimeCurveAffine<Scalar = Fr>> MsmAffine for A {}
+pub trait MsmAffine: PrimeCurveAffine<Scalar = Fr> {
+    /// blst's Pippenger over projective bases (blstrs' `multi_exp`); `bases` non-empty and
+    /// as long as `scalars`.
+    fn blst_multi_exp(bases: &[Self::Curve], scalars: &[Fr]) -> Self::Curve;
+}
+
+impl MsmAffine for G1Affine {
+    fn blst_multi_exp(bases: &[G1Projective], scalars: &[Fr]) -> G1Projective {
+        G1Projective::multi_exp(bases, scalars)
+    }
+}
+
+impl MsmAffine for G2Affine {
+    fn blst_multi_exp(bases: &[G2Projective], scalars: &[Fr]) -> G2Projective {
+        G2Projective::multi_exp(bases, scalars)
+    }
+}
+
+/// Which bucket-method implementation computes the full-size-scalar part of an MSM.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MsmEngine {
+    /// blst's Pippenger (via blstrs), on blst's own thread pool (see the module doc).
+    #[default]
+    Blst,
+    /// Ours, in safe Rust, on the caller's rayon pool.
+    Native,
+}
+
+/// Most bases one blst call takes (bounds the projective copy: 144 MiB in G1).
+pub const BLST_CHUNK: usize = 1 << 20;
 
 /// A scalar in canonical (non-Montgomery) form, little-endian 64-bit limbs.
 type Limbs = [u64; 4];
@@ -88,7 +115,7 @@ impl Plan {
     /// window is a full `c` bits (a partial top window absorbs the carry: it stays within
     /// the `2^(c-1)` buckets).
     fn windows(c: usize) -> usize {
-        SCALAR_BITS.div_ceil(c) + usize::from(SCALAR_BITS % c == 0)
+        SCALAR_BITS.div_ceil(c) + usize::from(SCALAR_BITS.is_multiple_of(c))
     }
 
     /// Minimises `windows * (n mixed additions + 2^c bucket-sum additions)`.
@@ -169,35 +196,63 @@ fn task_size(n: usize) -> usize {
     n.div_ceil(tasks).max(256)
 }
 
-/// `sum_k bases[idx[k]] * limbs[k]` (or `bases[k]` when `idx` is `None`), multi-threaded.
-fn pippenger<A: MsmAffine>(bases: &[A], idx: Option<&[u32]>, limbs: &[Limbs]) -> A::Curve {
-    let n = limbs.len();
-    if n == 0 {
-        return A::Curve::identity();
+/// `sum_k bases[idx[k]] * scalars[k]` (or `bases[k]` when `idx` is `None`) with `engine`.
+fn bucket_msm<A: MsmAffine>(
+    engine: MsmEngine,
+    bases: &[A],
+    idx: Option<&[u32]>,
+    scalars: &[Fr],
+) -> A::Curve {
+    let n = scalars.len();
+    let base = |k: usize| match idx {
+        Some(idx) => &bases[idx[k] as usize],
+        None => &bases[k],
+    };
+    if n < NAIVE_BELOW {
+        return (0..n).fold(A::Curve::identity(), |acc, k| acc + *base(k) * scalars[k]);
     }
-    let chunk = task_size(n);
-    limbs
-        .par_chunks(chunk)
-        .enumerate()
-        .map(|(ci, l)| {
-            let start = ci * chunk;
-            match idx {
-                Some(idx) => {
-                    let idx = &idx[start..start + l.len()];
-                    pippenger_serial(l, |k| &bases[idx[k] as usize])
-                }
-                None => {
-                    let b = &bases[start..start + l.len()];
-                    pippenger_serial(l, |k| &b[k])
-                }
+    match engine {
+        MsmEngine::Blst => {
+            let mut acc = A::Curve::identity();
+            let mut pts: Vec<A::Curve> = Vec::with_capacity(n.min(BLST_CHUNK));
+            for (ci, s) in scalars.chunks(BLST_CHUNK).enumerate() {
+                let start = ci * BLST_CHUNK;
+                pts.clear();
+                (start..start + s.len())
+                    .into_par_iter()
+                    .map(|k| base(k).to_curve())
+                    .collect_into_vec(&mut pts);
+                acc += A::blst_multi_exp(&pts, s);
             }
-        })
-        .reduce(A::Curve::identity, |a, b| a + b)
+            acc
+        }
+        MsmEngine::Native => {
+            let chunk = task_size(n);
+            scalars
+                .par_chunks(chunk)
+                .enumerate()
+                .map(|(ci, s)| {
+                    let start = ci * chunk;
+                    let limbs: Vec<Limbs> = s.iter().map(to_limbs).collect();
+                    pippenger_serial(&limbs, |k| base(start + k))
+                })
+                .reduce(A::Curve::identity, |a, b| a + b)
+        }
+    }
 }
 
-/// `sum_i bases[i] * scalars[i]` for full-size scalars (the H query), multi-threaded.
-/// Lengths must be equal.
+/// `sum_i bases[i] * scalars[i]` for full-size scalars (the H query), multi-threaded, with
+/// the default engine. Lengths must be equal.
 pub fn msm<A: MsmAffine>(bases: &[A], scalars: &[Fr]) -> Result<A::Curve, ProveError> {
+    msm_with(MsmEngine::default(), bases, scalars)
+}
+
+/// [`msm`] with a chosen engine.
+pub fn msm_with<A: MsmAffine>(
+    engine: MsmEngine,
+    bases: &[A],
+    scalars: &[Fr],
+) -> Result<A::Curve, ProveError> {
     if bases.len() != scalars.len() {
         return Err(ProveError::ShapeMismatch {
             what: "msm bases vs scalars",
@@ -205,19 +260,7 @@ pub fn msm<A: MsmAffine>(bases: &[A], scalars: &[Fr]) -> Result<A::Curve, ProveE
             circuit: scalars.len(),
         });
     }
-    let n = scalars.len();
-    if n < NAIVE_BELOW {
-        return Ok(naive(bases, scalars));
-    }
-    let chunk = task_size(n);
-    Ok(bases
-        .par_chunks(chunk)
-        .zip(scalars.par_chunks(chunk))
-        .map(|(b, s)| {
-            let limbs: Vec<Limbs> = s.iter().map(to_limbs).collect();
-            pippenger_serial(&limbs, |k| &b[k])
-        })
-        .reduce(A::Curve::identity, |a, b| a + b))
+    Ok(bucket_msm(engine, bases, None, scalars))
 }
 
 /// The split MSM: `sum_j bases[j] * scalars[i_j]`, where `i_j` is the `j`-th index whose
@@ -227,6 +270,16 @@ pub fn msm<A: MsmAffine>(bases: &[A], scalars: &[Fr]) -> Result<A::Curve, ProveE
 /// only the remaining scalars go to the bucket method. Errors when `bases` does not have
 /// exactly one point per selected scalar.
 pub fn msm_split<A: MsmAffine>(
+    bases: &[A],
+    scalars: &[Fr],
+    density: Option<&DensityBits>,
+) -> Result<A::Curve, ProveError> {
+    msm_split_with(MsmEngine::default(), bases, scalars, density)
+}
+
+/// [`msm_split`] with a chosen engine for the full-size scalars.
+pub fn msm_split_with<A: MsmAffine>(
+    engine: MsmEngine,
     bases: &[A],
     scalars: &[Fr],
     density: Option<&DensityBits>,
@@ -277,14 +330,14 @@ pub fn msm_split<A: MsmAffine>(
             .collect(),
     };
     let one = Fr::ONE;
-    let parts: Vec<(A::Curve, Vec<u32>, Vec<Limbs>)> = scalars
+    let parts: Vec<(A::Curve, Vec<u32>, Vec<Fr>)> = scalars
         .par_chunks(CLASSIFY_CHUNK)
         .zip(starts.par_iter())
         .enumerate()
         .map(|(ci, (chunk, &start))| {
             let mut ones = A::Curve::identity();
             let mut idx = Vec::new();
-            let mut limbs = Vec::new();
+            let mut full = Vec::new();
             let mut bi = start;
             for (k, s) in chunk.iter().enumerate() {
                 if let Some(d) = density {
@@ -302,20 +355,20 @@ pub fn msm_split<A: MsmAffine>(
                 } else {
                     // b < bases.len() <= u32::MAX, checked above.
                     idx.push(b as u32);
-                    limbs.push(to_limbs(s));
+                    full.push(*s);
                 }
             }
-            (ones, idx, limbs)
+            (ones, idx, full)
         })
         .collect();
     let mut ones = A::Curve::identity();
     let total: usize = parts.iter().map(|p| p.1.len()).sum();
     let mut idx = Vec::with_capacity(total);
-    let mut limbs = Vec::with_capacity(total);
-    for (o, i, l) in parts {
+    let mut full = Vec::with_capacity(total);
+    for (o, i, f) in parts {
         ones += o;
         idx.extend_from_slice(&i);
-        limbs.extend_from_slice(&l);
+        full.extend_from_slice(&f);
     }
     log::trace!(
         "split msm: {} scalars, {} selected, {} full",
@@ -323,25 +376,7 @@ pub fn msm_split<A: MsmAffine>(
         selected,
         total
     );
-    let others = if total < NAIVE_BELOW {
-        idx.iter()
-            .zip(limbs.iter())
-            .fold(A::Curve::identity(), |acc, (&i, l)| {
-                acc + bases[i as usize] * from_limbs(l)
-            })
-    } else {
-        pippenger(bases, Some(&idx), &limbs)
-    };
-    Ok(ones + others)
-}
-
-fn from_limbs(l: &Limbs) -> Fr {
-    let mut repr = <Fr as PrimeField>::Repr::default();
-    for (i, limb) in l.iter().enumerate() {
-        repr.as_mut()[8 * i..8 * i + 8].copy_from_slice(&limb.to_le_bytes());
-    }
-    // The limbs came from a canonical scalar.
-    Option::<Fr>::from(Fr::from_repr(repr)).unwrap_or(Fr::ZERO)
+    Ok(ones + bucket_msm(engine, bases, Some(&idx), &full))
 }
 
 /// The reference: `sum_i bases[i] * scalars[i]` by one scalar multiplication per term
@@ -385,6 +420,15 @@ pub fn msm_g2_dense(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn from_limbs(l: &Limbs) -> Fr {
+        let mut repr = <Fr as PrimeField>::Repr::default();
+        for (i, limb) in l.iter().enumerate() {
+            repr.as_mut()[8 * i..8 * i + 8].copy_from_slice(&limb.to_le_bytes());
+        }
+        // The limbs came from a canonical scalar.
+        Option::<Fr>::from(Fr::from_repr(repr)).unwrap_or(Fr::ZERO)
+    }
 
     #[test]
     fn plans_are_sane() {

@@ -237,8 +237,13 @@ impl Domain {
                 let stride = block / (2 * half);
                 for grp in blk.chunks_exact_mut(2 * half) {
                     let (lo, hi) = grp.split_at_mut(half);
-                    for (j, (x, y)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
-                        let t = *y * local[j * stride];
+                    // j = 0 has twiddle one.
+                    let t = hi[0];
+                    hi[0] = lo[0] - t;
+                    lo[0] += t;
+                    let tw = local.iter().step_by(stride).skip(1);
+                    for ((x, y), w) in lo[1..].iter_mut().zip(hi[1..].iter_mut()).zip(tw) {
+                        let t = *y * w;
                         *y = *x - t;
                         *x += t;
                     }
@@ -279,10 +284,14 @@ impl Domain {
                 let stride = block / (2 * half);
                 for grp in blk.chunks_exact_mut(2 * half) {
                     let (lo, hi) = grp.split_at_mut(half);
-                    for (j, (x, y)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
+                    let t = lo[0] - hi[0];
+                    lo[0] += hi[0];
+                    hi[0] = t;
+                    let tw = local.iter().step_by(stride).skip(1);
+                    for ((x, y), w) in lo[1..].iter_mut().zip(hi[1..].iter_mut()).zip(tw) {
                         let t = *x - *y;
                         *x += *y;
-                        *y = t * local[j * stride];
+                        *y = t * w;
                     }
                 }
                 half /= 2;
@@ -299,12 +308,16 @@ impl Domain {
     }
 
     /// One stage whose pairs are `half >= BLOCK` apart, in parallel over groups and within
-    /// each group.
+    /// each group. The twiddle of butterfly `j` is `omega^(j * stride)` (forward) or its
+    /// inverse `-omega^(n/2 - j * stride)` (`j > 0`), read from the one table.
     fn wide_stage<F>(&self, v: &mut [Fr], half: usize, dir: Dir, bf: F)
     where
         F: Fn(&mut Fr, &mut Fr, Fr) + Sync,
     {
         let chunk = (half / rayon::current_num_threads().max(1) / 4).clamp(MIN_PAR, half);
+        let stride = self.n / (2 * half);
+        let tw = &self.twiddles[..];
+        let n2 = self.n / 2;
         v.par_chunks_mut(2 * half).for_each(|grp| {
             let (lo, hi) = grp.split_at_mut(half);
             lo.par_chunks_mut(chunk)
@@ -312,8 +325,20 @@ impl Domain {
                 .enumerate()
                 .for_each(|(ci, (lo, hi))| {
                     let j0 = ci * chunk;
-                    for (k, (x, y)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
-                        bf(x, y, self.twiddle(j0 + k, half, dir));
+                    match dir {
+                        Dir::Forward => {
+                            let tw = tw[j0 * stride..].iter().step_by(stride);
+                            for ((x, y), w) in lo.iter_mut().zip(hi.iter_mut()).zip(tw) {
+                                bf(x, y, *w);
+                            }
+                        }
+                        Dir::Inverse => {
+                            for (k, (x, y)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
+                                let idx = (j0 + k) * stride;
+                                let w = if idx == 0 { Fr::ONE } else { -tw[n2 - idx] };
+                                bf(x, y, w);
+                            }
+                        }
                     }
                 });
         });

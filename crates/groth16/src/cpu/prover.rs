@@ -15,13 +15,14 @@ use ff::{Field, PrimeField};
 use group::{prime::PrimeCurveAffine, Curve};
 use rayon::prelude::*;
 
-use super::msm::{msm, msm_split};
+use super::msm::{msm, msm_split, MsmAffine};
 use super::ntt::{generator_inv, Domain};
 use crate::backend::{Backend, ProofInput, Randomness};
+use crate::density::DensityBits;
 use crate::{Fr, G1Projective, G2Projective, Proof, ProveError, ProvingAssignment, Srs};
 
 /// The CPU reference backend (and the fallback where no GPU is available).
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct CpuBackend {
     /// A dedicated pool, or `None` to run on the caller's (global) rayon pool.
     pool: Option<rayon::ThreadPool>,
@@ -62,12 +63,6 @@ impl CpuBackend {
             Some(p) => p.install(f),
             None => f(),
         }
-    }
-}
-
-impl Default for CpuBackend {
-    fn default() -> Self {
-        Self { pool: None }
     }
 }
 
@@ -232,62 +227,53 @@ pub fn prove_one_timed(
 
     // H (NTTs then its MSM) alongside the witness MSMs; each is parallel on its own,
     // running them together fills the threads during the serial tails.
-    type G1R = Result<G1Projective, ProveError>;
-    let ((h, l), (a, (b1, b2))): ((G1R, G1R), (G1R, (G1R, Result<G2Projective, ProveError>))) =
-        rayon::join(
-            || {
-                rayon::join(
-                    || {
-                        let (coeffs, dt) = timed(|| compute_h(pa));
-                        t.fft = dt;
-                        let coeffs = coeffs?;
-                        let (h, dt) = timed(|| msm(&srs.h, &coeffs));
-                        t.h_msm = dt;
-                        h
-                    },
-                    || {
-                        let (l, dt) = timed(|| msm_split(&srs.l, aux, None));
-                        t.l_msm = dt;
-                        l
-                    },
-                )
-            },
-            || {
-                rayon::join(
-                    || {
-                        let (a, dt) = timed(|| {
-                            let (ai, aa) = srs.a.split_at(n_inputs);
-                            Ok(msm_split(ai, inputs, None)?
-                                + msm_split(aa, aux, Some(&pa.a_aux_density))?)
-                        });
-                        t.a_msm = dt;
-                        a
-                    },
-                    || {
-                        rayon::join(
-                            || {
-                                let (b1, dt) = timed(|| {
-                                    let (bi, ba) = srs.b_g1.split_at(b_inputs);
-                                    Ok(msm_split(bi, inputs, Some(&pa.b_input_density))?
-                                        + msm_split(ba, aux, Some(&pa.b_aux_density))?)
-                                });
-                                t.b_g1_msm = dt;
-                                b1
-                            },
-                            || {
-                                let (b2, dt) = timed(|| {
-                                    let (bi, ba) = srs.b_g2.split_at(b_inputs);
-                                    Ok(msm_split(bi, inputs, Some(&pa.b_input_density))?
-                                        + msm_split(ba, aux, Some(&pa.b_aux_density))?)
-                                });
-                                t.b_g2_msm = dt;
-                                b2
-                            },
-                        )
-                    },
-                )
-            },
-        );
+    let ((h, l), (a, (b1, b2))) = rayon::join(
+        || {
+            rayon::join(
+                || {
+                    let (coeffs, dt) = timed(|| compute_h(pa));
+                    t.fft = dt;
+                    let (h, dt) = timed(|| msm(&srs.h, &coeffs?));
+                    t.h_msm = dt;
+                    h
+                },
+                || {
+                    let (l, dt) = timed(|| msm_split(&srs.l, aux, None));
+                    t.l_msm = dt;
+                    l
+                },
+            )
+        },
+        || {
+            rayon::join(
+                || {
+                    let (a, dt) = timed(|| query(&srs.a, n_inputs, pa, None, &pa.a_aux_density));
+                    t.a_msm = dt;
+                    a
+                },
+                || {
+                    rayon::join(
+                        || {
+                            let (b1, dt) = timed(|| {
+                                let dens = Some(&pa.b_input_density);
+                                query(&srs.b_g1, b_inputs, pa, dens, &pa.b_aux_density)
+                            });
+                            t.b_g1_msm = dt;
+                            b1
+                        },
+                        || {
+                            let (b2, dt) = timed(|| {
+                                let dens = Some(&pa.b_input_density);
+                                query(&srs.b_g2, b_inputs, pa, dens, &pa.b_aux_density)
+                            });
+                            t.b_g2_msm = dt;
+                            b2
+                        },
+                    )
+                },
+            )
+        },
+    );
     let (h, l, a, b1, b2) = (h?, l?, a?, b1?, b2?);
 
     let Randomness { r, s } = rand;
@@ -305,6 +291,29 @@ pub fn prove_one_timed(
         },
         t,
     ))
+}
+
+/// One query (A, B_G1 or B_G2): `bases` = the `n_inputs` input points (inputs selected by
+/// `input_density`, all when `None`) then the points of the aux variables set in
+/// `aux_density`.
+fn query<A: MsmAffine>(
+    bases: &[A],
+    n_inputs: usize,
+    pa: &ProvingAssignment,
+    input_density: Option<&DensityBits>,
+    aux_density: &DensityBits,
+) -> Result<A::Curve, ProveError> {
+    // Shapes were checked; split_at cannot fail, but stay panic-free anyway.
+    if n_inputs > bases.len() {
+        return Err(ProveError::ShapeMismatch {
+            what: "query inputs",
+            params: bases.len(),
+            circuit: n_inputs,
+        });
+    }
+    let (bi, ba) = bases.split_at(n_inputs);
+    Ok(msm_split(bi, &pa.input_assignment, input_density)?
+        + msm_split(ba, &pa.aux_assignment, Some(aux_density))?)
 }
 
 /// Proves one assignment on the current rayon pool, logging phase times (debug level).
