@@ -117,6 +117,71 @@ impl RegisteredProof {
         .map_err(FilecoinError::fp)
     }
 
+    /// Every registered proof filecoin-proofs-api 19.1 defines (seal V1, V1_1, synthetic and
+    /// non-interactive; Winning V1; Window V1 and V1_2; update), at every sector size.
+    pub fn all() -> Vec<RegisteredProof> {
+        use RegisteredPoStProof as P;
+        use RegisteredSealProof as S;
+        use RegisteredUpdateProof as U;
+        let seal = [
+            S::StackedDrg2KiBV1,
+            S::StackedDrg8MiBV1,
+            S::StackedDrg512MiBV1,
+            S::StackedDrg32GiBV1,
+            S::StackedDrg64GiBV1,
+            S::StackedDrg2KiBV1_1,
+            S::StackedDrg8MiBV1_1,
+            S::StackedDrg512MiBV1_1,
+            S::StackedDrg32GiBV1_1,
+            S::StackedDrg64GiBV1_1,
+            S::StackedDrg2KiBV1_1_Feat_SyntheticPoRep,
+            S::StackedDrg8MiBV1_1_Feat_SyntheticPoRep,
+            S::StackedDrg512MiBV1_1_Feat_SyntheticPoRep,
+            S::StackedDrg32GiBV1_1_Feat_SyntheticPoRep,
+            S::StackedDrg64GiBV1_1_Feat_SyntheticPoRep,
+            S::StackedDrg2KiBV1_2_Feat_NonInteractivePoRep,
+            S::StackedDrg8MiBV1_2_Feat_NonInteractivePoRep,
+            S::StackedDrg512MiBV1_2_Feat_NonInteractivePoRep,
+            S::StackedDrg32GiBV1_2_Feat_NonInteractivePoRep,
+            S::StackedDrg64GiBV1_2_Feat_NonInteractivePoRep,
+        ];
+        let post = [
+            P::StackedDrgWinning2KiBV1,
+            P::StackedDrgWinning8MiBV1,
+            P::StackedDrgWinning512MiBV1,
+            P::StackedDrgWinning32GiBV1,
+            P::StackedDrgWinning64GiBV1,
+            P::StackedDrgWindow2KiBV1,
+            P::StackedDrgWindow8MiBV1,
+            P::StackedDrgWindow512MiBV1,
+            P::StackedDrgWindow32GiBV1,
+            P::StackedDrgWindow64GiBV1,
+            P::StackedDrgWindow2KiBV1_2,
+            P::StackedDrgWindow8MiBV1_2,
+            P::StackedDrgWindow512MiBV1_2,
+            P::StackedDrgWindow32GiBV1_2,
+            P::StackedDrgWindow64GiBV1_2,
+        ];
+        let update = [
+            U::StackedDrg2KiBV1,
+            U::StackedDrg8MiBV1,
+            U::StackedDrg512MiBV1,
+            U::StackedDrg32GiBV1,
+            U::StackedDrg64GiBV1,
+        ];
+        seal.into_iter()
+            .map(Self::Seal)
+            .chain(post.into_iter().map(Self::PoSt))
+            .chain(update.into_iter().map(Self::Update))
+            .collect()
+    }
+
+    /// Whether this prover makes proofs of this registered proof (all but non-interactive
+    /// PoRep, whose output is a SnarkPack aggregate).
+    pub fn is_supported(self) -> bool {
+        !matches!(self, Self::Seal(p) if p.feature_enabled(filecoin_proofs_api::ApiFeature::NonInteractivePoRep))
+    }
+
     /// The name filecoin-proofs-api gives the variant (its serde name, e.g. "StackedDrg2KiBV1_1").
     pub fn name(self) -> String {
         match self {
@@ -369,6 +434,14 @@ mod tests {
             "wpost-2k"
         );
         assert!(CircuitSpec::from_short_name("porep-3k").is_none());
+        // Every registered proof maps to one of these circuits.
+        let registered = RegisteredProof::all();
+        assert_eq!(registered.len(), 40);
+        for r in registered {
+            let spec = CircuitSpec::for_registered(r);
+            assert!(all.iter().any(|s| s.cache_id == spec.cache_id), "{r:?}");
+            assert_eq!(spec.kind, r.kind());
+        }
     }
 
     #[test]

@@ -30,3 +30,16 @@ pub use request::{prover_id_from_miner_id, ProofRequest, RequestBody};
 
 pub use filecoin_proofs_api::seal::SealCommitPhase1Output;
 pub use filecoin_proofs_api::{RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof};
+
+#[cfg(test)]
+mod tests {
+    /// Requests are shared between synthesis threads and the engine's workers.
+    #[test]
+    fn request_types_are_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<crate::ProofRequest>();
+        check::<crate::Partition>();
+        check::<crate::CircuitSpec>();
+        check::<crate::FilecoinError>();
+    }
+}
