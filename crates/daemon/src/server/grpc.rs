@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use filprove_engine::filecoin::FilecoinJob;
+use filprove_engine::filecoin::{normalize_circuit_id, FilecoinJob};
 use filprove_engine::{Engine, EngineError, JobOutcome, JobReport, SrsTier};
 use tonic::{Request, Response, Status};
 
@@ -15,6 +15,9 @@ use super::pb::proving_engine_server::ProvingEngine;
 pub fn to_status(e: &EngineError) -> Status {
     let msg = format!("{}: {e}", e.code());
     match e {
+        EngineError::Input { code, .. } if code.contains("too_large") => {
+            Status::resource_exhausted(msg)
+        }
         EngineError::Input { .. } => Status::invalid_argument(msg),
         EngineError::MemoryExceedsBudget { .. } => Status::resource_exhausted(msg),
         EngineError::UnknownJob(_) | EngineError::UnknownCircuit(_) => Status::not_found(msg),
@@ -237,7 +240,8 @@ impl ProvingEngine for ProvingService {
         &self,
         request: Request<pb::PreloadSrsRequest>,
     ) -> Result<Response<pb::PreloadSrsResponse>, Status> {
-        let id = request.into_inner().circuit_id;
+        let id =
+            normalize_circuit_id(&request.into_inner().circuit_id).map_err(|e| to_status(&e))?;
         let engine = self.engine.clone();
         let out = tokio::task::spawn_blocking(move || engine.srs().preload(&id))
             .await
@@ -253,7 +257,9 @@ impl ProvingEngine for ProvingService {
         &self,
         request: Request<pb::EvictSrsRequest>,
     ) -> Result<Response<pb::EvictSrsResponse>, Status> {
-        let out = self.engine.srs().evict(&request.into_inner().circuit_id);
+        let id =
+            normalize_circuit_id(&request.into_inner().circuit_id).map_err(|e| to_status(&e))?;
+        let out = self.engine.srs().evict(&id);
         Ok(Response::new(pb::EvictSrsResponse {
             was_loaded: out.was_loaded,
             freed_bytes: out.freed_bytes,

@@ -108,6 +108,38 @@ impl Listeners {
     }
 }
 
+/// gRPC status codes (as sent in the `grpc-status` header).
+const GRPC_OUT_OF_RANGE: &str = "11";
+const GRPC_RESOURCE_EXHAUSTED: &str = "8";
+
+/// tonic refuses a message over the size limit from its length prefix, before decoding,
+/// with OUT_OF_RANGE; the API promises RESOURCE_EXHAUSTED and a stable code, so rewrite it.
+fn oversize_to_resource_exhausted(
+    mut r: tonic::codegen::http::Response<tonic::body::Body>,
+) -> tonic::codegen::http::Response<tonic::body::Body> {
+    use tonic::codegen::http::HeaderValue;
+    let h = r.headers_mut();
+    let oversized = h.get("grpc-status").is_some_and(|v| v == GRPC_OUT_OF_RANGE)
+        && h.get("grpc-message")
+            .and_then(|m| m.to_str().ok())
+            .is_some_and(|m| m.contains("too%20large"));
+    if oversized {
+        let msg = h
+            .get("grpc-message")
+            .and_then(|m| m.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
+        h.insert(
+            "grpc-status",
+            HeaderValue::from_static(GRPC_RESOURCE_EXHAUSTED),
+        );
+        if let Ok(v) = HeaderValue::from_str(&format!("message_too_large:%20{msg}")) {
+            h.insert("grpc-message", v);
+        }
+    }
+    r
+}
+
 async fn stopped(mut rx: tokio::sync::watch::Receiver<bool>) {
     let _ = rx.wait_for(|s| *s).await;
 }
@@ -136,6 +168,9 @@ pub async fn serve(
         socket_path = Some(path);
         let incoming = UnixListenerStream::new(l);
         let s = Server::builder()
+            .layer(tower::util::MapResponseLayer::new(
+                oversize_to_resource_exhausted,
+            ))
             .add_service(grpc())
             .serve_with_incoming_shutdown(incoming, stopped(stop_rx.clone()));
         tasks.spawn(async move { s.await.context("gRPC (unix socket)") });
@@ -143,6 +178,9 @@ pub async fn serve(
     if let Some(l) = listeners.tcp {
         let incoming = TcpListenerStream::new(l);
         let s = Server::builder()
+            .layer(tower::util::MapResponseLayer::new(
+                oversize_to_resource_exhausted,
+            ))
             .add_service(grpc())
             .serve_with_incoming_shutdown(incoming, stopped(stop_rx.clone()));
         tasks.spawn(async move { s.await.context("gRPC (TCP)") });

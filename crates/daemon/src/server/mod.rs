@@ -10,7 +10,6 @@ pub mod grpc;
 pub mod http;
 mod listen;
 
-use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -93,7 +92,10 @@ pub fn apply_param_cache(c: &Config) -> anyhow::Result<PathBuf> {
     const VAR: &str = "FIL_PROOFS_PARAMETER_CACHE";
     if !c.srs.param_cache.is_empty() {
         match std::env::var_os(VAR) {
-            Some(v) if !v.is_empty() && PathBuf::from(&v) != PathBuf::from(&c.srs.param_cache) => {
+            Some(v)
+                if !v.is_empty()
+                    && std::path::Path::new(&v) != std::path::Path::new(&c.srs.param_cache) =>
+            {
                 anyhow::bail!(
                     "srs.param_cache is {:?} but {VAR} is {:?}; set one of them, or both the same",
                     c.srs.param_cache,
@@ -117,8 +119,9 @@ pub fn start_engine(c: &Config) -> anyhow::Result<Arc<Engine>> {
     let loader = filprove_engine::filecoin::srs_loader(cache, c.srs.validate);
     let engine = Arc::new(Engine::start(engine_config(c)?, backends, loader)?);
     for id in &c.srs.preload {
+        let id = filprove_engine::filecoin::normalize_circuit_id(id)
+            .map_err(|e| anyhow::anyhow!("srs.preload: {}: {e}", e.code()))?;
         let engine = engine.clone();
-        let id = id.clone();
         // Preload in the background: the daemon answers (and proves other kinds) meanwhile.
         std::thread::spawn(move || match engine.srs().preload(&id) {
             Ok(o) => {
@@ -189,8 +192,8 @@ pub fn run_daemon(args: DaemonArgs) -> anyhow::Result<()> {
 }
 
 /// Completes on SIGTERM or SIGINT.
-pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
-    async {
+pub async fn shutdown_signal() {
+    {
         let term = async {
             match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
                 Ok(mut s) => {

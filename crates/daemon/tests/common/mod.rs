@@ -1,0 +1,208 @@
+//! A real daemon on a temp unix socket and loopback TCP, over the real engine, CPU backend,
+//! filecoin circuits and 2 KiB fixtures (shared with the filecoin crate's tests: the same
+//! directory, seeds and lock, so parameters are generated once per target dir).
+
+#![allow(dead_code)]
+
+use std::fs::{self, File};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use filprove::server::{self, Config, Listeners};
+use filprove_engine::Engine;
+use filprove_filecoin::fixtures::{self, FixtureSet};
+use filprove_filecoin::{CircuitSpec, ProofKind, ProofRequest};
+use rand::SeedableRng;
+
+const FIXTURE_SEED: u64 = 0x5eed;
+const PARAMS_SEED: u64 = 0x9a2a;
+
+pub struct Env {
+    pub root: PathBuf,
+    pub params: PathBuf,
+    pub set_2k: FixtureSet,
+}
+
+fn locked<T>(dir: &Path, f: impl FnOnce() -> T) -> T {
+    fs::create_dir_all(dir).unwrap();
+    let lock = File::create(dir.join(".lock")).unwrap();
+    lock.lock().unwrap();
+    let out = f();
+    lock.unlock().unwrap();
+    out
+}
+
+/// Fixtures and the parameter directory; sets FIL_PROOFS_PARAMETER_CACHE (call first).
+pub fn env() -> &'static Env {
+    static ENV: OnceLock<Env> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("filprove-test-fixtures");
+        let params = root.join("params");
+        fs::create_dir_all(&params).unwrap();
+        std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &params);
+        if std::env::var_os("FIL_PROOFS_PARENT_CACHE").is_none() {
+            std::env::set_var("FIL_PROOFS_PARENT_CACHE", root.join("parents"));
+        }
+        std::env::remove_var("FIL_PROOFS_VERIFY_PRODUCTION_PARAMS");
+        let dir = root.join("2k");
+        let set_2k = locked(&root, || {
+            if dir.join(".done").is_file() {
+                FixtureSet::open(&dir, 2048)
+            } else {
+                let set = fixtures::make(&dir, 2048, &ProofKind::ALL, FIXTURE_SEED).unwrap();
+                fs::write(dir.join(".done"), b"").unwrap();
+                set
+            }
+        });
+        Env {
+            root,
+            params,
+            set_2k,
+        }
+    })
+}
+
+/// Generates the test parameters of a circuit once.
+pub fn ensure_params(short_name: &str) {
+    let e = env();
+    let spec = CircuitSpec::from_short_name(short_name).unwrap();
+    locked(&e.root, || {
+        if spec.params_path(&e.params).is_file() && spec.vk_path(&e.params).is_file() {
+            return;
+        }
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(PARAMS_SEED);
+        spec.generate_params(&e.params, &mut rng).unwrap();
+    });
+}
+
+/// The 2 KiB request of `kind`.
+pub fn request(kind: ProofKind) -> ProofRequest {
+    env().set_2k.request(kind).unwrap()
+}
+
+/// The request file of `kind`.
+pub fn request_file(kind: ProofKind) -> PathBuf {
+    env().set_2k.requests[&kind].clone()
+}
+
+/// A daemon running on its own runtime thread.
+pub struct TestDaemon {
+    pub dir: tempfile::TempDir,
+    pub socket: PathBuf,
+    pub tcp: SocketAddr,
+    pub http: SocketAddr,
+    pub engine: Arc<Engine>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<anyhow::Result<()>>>,
+}
+
+/// A test configuration: CPU backend, temp socket, loopback TCP and HTTP on free ports.
+pub fn test_config(dir: &Path) -> Config {
+    let mut c = Config::default();
+    c.server.unix_socket = dir.join("filprove.sock").display().to_string();
+    c.server.tcp_listen = "127.0.0.1:0".into();
+    c.server.http_listen = "127.0.0.1:0".into();
+    c.server.shutdown_grace_secs = 60;
+    c.engine.backend = "cpu".into();
+    c.engine.partition_workers = 2;
+    c.memory.budget = server::config::ByteSize::Text("4GiB".into());
+    c.srs.budget = server::config::ByteSize::Text("4GiB".into());
+    c
+}
+
+impl TestDaemon {
+    /// Starts a daemon; `tweak` edits the test configuration first.
+    pub fn start(tweak: impl FnOnce(&mut Config)) -> Self {
+        env();
+        ensure_params("wpost-2k");
+        ensure_params("winning-2k");
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = test_config(dir.path());
+        tweak(&mut config);
+        config.validate().unwrap();
+        let engine = server::start_engine(&config).unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (addrs_tx, addrs_rx) = std::sync::mpsc::channel();
+        let e = engine.clone();
+        let grace = Duration::from_secs(config.server.shutdown_grace_secs);
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()?;
+            rt.block_on(async move {
+                let l = Listeners::bind(&config).await?;
+                addrs_tx.send((
+                    l.unix_path().unwrap().to_path_buf(),
+                    l.tcp_addr().unwrap(),
+                    l.http_addr().unwrap(),
+                ))?;
+                server::serve(l, e, grace, async move {
+                    let _ = stopped.await;
+                })
+                .await
+            })
+        });
+        let (socket, tcp, http) = addrs_rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("daemon bound its listeners");
+        Self {
+            dir,
+            socket,
+            tcp,
+            http,
+            engine,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    /// The unix socket as a client address.
+    pub fn unix_addr(&self) -> String {
+        self.socket.display().to_string()
+    }
+
+    /// The TCP listener as a client address.
+    pub fn tcp_addr(&self) -> String {
+        format!("http://{}", self.tcp)
+    }
+
+    /// Sends the shutdown signal and waits for the daemon to return.
+    pub fn shutdown(mut self) -> anyhow::Result<()> {
+        let _ = self.stop.take().unwrap().send(());
+        self.thread.take().unwrap().join().unwrap()
+    }
+}
+
+impl Drop for TestDaemon {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// A plain HTTP/1.1 GET on loopback: (status code, body).
+pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut buf = String::new();
+    s.read_to_string(&mut buf).unwrap();
+    let code = buf.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let body = buf
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (code, body)
+}
