@@ -1,12 +1,12 @@
 //! The cuzk.v1 API end to end: a real daemon (engine, CPU backend, 2 KiB Filecoin circuits
 //! and parameters) on a temp unix socket and on loopback TCP.
 
-mod common;
+mod daemon_support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
-use common::*;
+use daemon_support::*;
 use filprove::client;
 use filprove::server::convert::to_wire;
 use filprove::server::pb;
