@@ -96,7 +96,7 @@ impl Circuit<Fr> for RandomCircuit {
                 let c = coeff(rng);
                 lc = lc + (c, var);
                 val += c * v;
-                if rng.next_u32() % 8 == 0 {
+                if rng.next_u32().is_multiple_of(8) {
                     // A cancelling pair: a zero net coefficient.
                     lc = lc + (c, var) - (c, var);
                 }
