@@ -1,0 +1,94 @@
+//! `run_daemon` as the binary runs it: configuration file, SIGTERM, drain, clean exit.
+//! (Alone in its test binary: it signals its own process.)
+
+mod daemon_support;
+
+use std::time::Duration;
+
+use daemon_support::*;
+use filprove::client;
+use filprove::server::convert::to_wire;
+use filprove::server::pb;
+use filprove::server::{run_daemon, DaemonArgs};
+use filprove_filecoin::ProofKind;
+
+#[test]
+fn sigterm_drains_in_flight_work_and_exits_cleanly() {
+    let e = env();
+    ensure_params("wpost-2k");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    // Install the SIGTERM handler before anything signals this process.
+    let _guard = rt.block_on(async {
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).unwrap()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("run/filprove.sock");
+    let config = dir.path().join("filprove.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[server]\nunix_socket = {:?}\nhttp_listen = \"\"\nshutdown_grace_secs = 120\n\
+             [engine]\nbackend = \"cpu\"\n[memory]\nbudget = \"4GiB\"\n\
+             [srs]\nbudget = \"4GiB\"\npreload = [\"wpost-2k\"]\nparam_cache = {:?}\n",
+            socket.display().to_string(),
+            e.params.display().to_string(),
+        ),
+    )
+    .unwrap();
+    let args = DaemonArgs {
+        config: Some(config),
+        ..Default::default()
+    };
+    let daemon = std::thread::spawn(move || run_daemon(args));
+
+    let addr = socket.display().to_string();
+    let waiter = rt.block_on(async {
+        let mut c = client::wait_ready(&addr, Duration::from_secs(60))
+            .await
+            .unwrap();
+        let wire = to_wire(
+            &request(ProofKind::WindowPoSt),
+            "before-sigterm",
+            pb::Priority::Normal,
+        );
+        c.submit_proof(wire).await.unwrap();
+        let mut w = c.clone();
+        let waiter = tokio::spawn(async move {
+            w.await_proof(pb::AwaitProofRequest {
+                job_id: "before-sigterm".into(),
+                timeout_ms: 0,
+            })
+            .await
+        });
+        // Preload pinned the parameters.
+        let s = c
+            .get_status(pb::GetStatusRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(
+            s.loaded_srs.iter().any(|p| p.circuit_id == "wpost-2k"),
+            "{:?}",
+            s.loaded_srs
+        );
+        waiter
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &std::process::id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let r = rt.block_on(waiter).unwrap().unwrap().into_inner();
+    assert_eq!(
+        r.status,
+        pb::await_proof_response::Status::Completed as i32,
+        "{}",
+        r.error_message
+    );
+    daemon
+        .join()
+        .unwrap()
+        .expect("run_daemon returns Ok (exit 0) after draining");
+    assert!(!socket.exists(), "socket removed");
+}
