@@ -29,9 +29,13 @@ enum Command {
     Compare(cli::compare::CompareArgs),
 }
 
+/// Our info lines; filecoin-proofs' per-step chatter only from warnings up (RUST_LOG overrides).
+const DEFAULT_LOG_FILTER: &str = "info,filecoin_proofs=warn,storage_proofs_core=warn,\
+    storage_proofs_porep=warn,storage_proofs_post=warn,storage_proofs_update=warn";
+
 fn main() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER));
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
     let result = match Cli::parse().command {
         Command::Prove(a) => cli::prove::run(a),
