@@ -16,7 +16,8 @@ pub(crate) struct JobEntry {
     pub kind: &'static str,
     pub priority: Priority,
     pub circuit_id: String,
-    pub job: Arc<dyn ProofJob>,
+    /// The request; dropped when the job ends (a retained job keeps only its report).
+    job: Mutex<Option<Arc<dyn ProofJob>>>,
     pub partitions: usize,
     pub partition_bytes: u64,
     pub submitted: Instant,
@@ -44,7 +45,7 @@ impl JobEntry {
             circuit_id: job.circuit_id(),
             partitions,
             partition_bytes: job.partition_memory_bytes(),
-            job,
+            job: Mutex::new(Some(job)),
             submitted: Instant::now(),
             state: Mutex::new(JobState {
                 status: JobStatus::Queued,
@@ -56,6 +57,11 @@ impl JobEntry {
                 waiters: Vec::new(),
             }),
         }
+    }
+
+    /// The request, while the job has not ended.
+    pub fn payload(&self) -> Option<Arc<dyn ProofJob>> {
+        self.job.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     pub fn lock(&self) -> MutexGuard<'_, JobState> {
@@ -160,6 +166,10 @@ impl JobEntry {
         };
         s.report = Some(report.clone());
         let waiters = std::mem::take(&mut s.waiters);
+        drop(s);
+        // Free the inputs (a 32 GiB C1 output is tens of MB); workers holding a clone
+        // finish their step and drop it.
+        *self.job.lock().unwrap_or_else(|p| p.into_inner()) = None;
         Some((report, waiters))
     }
 

@@ -25,16 +25,20 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
 pub(crate) fn synthesis_worker(shared: Arc<Shared>, express: bool) {
     while let Some((task, reservation)) = shared.sched.next_synth(express) {
         let job = task.job.clone();
+        let Some(payload) = job.payload() else {
+            continue;
+        };
         if !job.start_partition(task.attempt) {
             continue;
         }
         let t = Instant::now();
-        let result = catch_unwind(AssertUnwindSafe(|| job.job.synthesize(task.partition)));
+        let result = catch_unwind(AssertUnwindSafe(|| payload.synthesize(task.partition)));
         let dt = t.elapsed();
         job.add_times(Duration::ZERO, dt, Duration::ZERO);
         tracing::debug!(job = %job.id, partition = task.partition, ms = dt.as_millis() as u64, "synthesized");
         match result {
             Ok(Ok(assignment)) => {
+                drop(payload);
                 shared.metrics.add(
                     "filprove_partitions_total",
                     &[("kind", job.kind), ("stage", "synthesized")],
@@ -177,11 +181,13 @@ pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize) {
 
 /// Assembles and verifies a job whose partitions are all proved.
 fn finalize(shared: &Shared, job: &Arc<JobEntry>, proofs: &[Proof]) {
+    // Ended meanwhile (cancelled): nothing to do.
+    let Some(payload) = job.payload() else { return };
     let t = Instant::now();
-    let result = job
-        .job
+    let result = payload
         .assemble(proofs)
-        .and_then(|bytes| job.job.verify(&bytes).map(|ok| (bytes, ok)));
+        .and_then(|bytes| payload.verify(&bytes).map(|ok| (bytes, ok)));
+    drop(payload);
     let dt = t.elapsed();
     match result {
         Ok((bytes, true)) => shared.complete(job, JobOutcome::Completed(bytes), dt),

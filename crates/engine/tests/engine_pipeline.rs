@@ -39,6 +39,9 @@ fn proves_a_multi_partition_job_and_verifies_it() {
     // The engine verified it; check independently with the verifying key.
     use filprove_engine::ProofJob;
     assert!(job.verify(bytes).unwrap());
+    // The engine keeps only the report of a finished job, not its inputs.
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(Arc::strong_count(&job), 1);
     assert!(r.timings.total >= r.timings.queue_wait);
     assert!(!r.timings.prove.is_zero() && !r.timings.synthesis.is_zero());
     let st = e.status();
