@@ -6,12 +6,13 @@
 //!   polynomial (`compute_h`: 7 transforms of the domain size) at 2^20 and 2^22;
 //! - G1 MSM at 2^16 and 2^20: full random scalars (`msm`, the H query), a Filecoin-like
 //!   mix (51 % zero, 47 % one, 2 % full; `msm_split`), and blstrs' `multi_exp` (blst's
-//!   Pippenger on its own thread pool) on the full scalars for comparison.
+//!   Pippenger on its own thread pool) on the full scalars for comparison; both MSM
+//!   engines ([`MsmEngine`]) for each.
 
 use std::time::{Duration, Instant};
 
 use ff::Field;
-use filprove_groth16::cpu::msm::{msm, msm_split};
+use filprove_groth16::cpu::msm::{msm, msm_split_with, msm_with, MsmEngine};
 use filprove_groth16::cpu::{compute_h, Domain};
 use filprove_groth16::{Fr, G1Affine, G1Projective, ProvingAssignment};
 use group::{Curve, Group};
@@ -84,7 +85,11 @@ fn main() {
         }
         x
     });
-    println!("Fr mul: {:.1} ns (one core) {}", dt.as_secs_f64() * 1e9 / 1e7, u8::from(x == Fr::ZERO));
+    println!(
+        "Fr mul: {:.1} ns (one core) {}",
+        dt.as_secs_f64() * 1e9 / 1e7,
+        u8::from(x == Fr::ZERO)
+    );
     println!(
         "| {:<32} | {:>5} | {:>10} | notes",
         "operation", "size", "ms"
@@ -96,7 +101,13 @@ fn main() {
         "-".repeat(12)
     );
 
-    let ntt_logs: &[u32] = if skip_ntt { &[] } else if quick { &[16] } else { &[20, 22] };
+    let ntt_logs: &[u32] = if skip_ntt {
+        &[]
+    } else if quick {
+        &[16]
+    } else {
+        &[20, 22]
+    };
     for &log_n in ntt_logs {
         let n = 1usize << log_n;
         let (d, dt) = time(|| Domain::new(log_n).unwrap());
@@ -128,7 +139,13 @@ fn main() {
         );
     }
 
-    let msm_logs: &[u32] = if skip_msm { &[] } else if quick { &[12] } else { &[16, 20] };
+    let msm_logs: &[u32] = if skip_msm {
+        &[]
+    } else if quick {
+        &[12]
+    } else {
+        &[16, 20]
+    };
     for &log_n in msm_logs {
         let n = 1usize << log_n;
         let bases = points(n);
@@ -138,31 +155,34 @@ fn main() {
             .iter()
             .filter(|s| **s != Fr::ZERO && **s != Fr::ONE)
             .count();
-        let (r1, dt) = time(|| msm(&bases, &full).unwrap());
-        row(
-            "G1 msm, full scalars",
-            &format!("2^{log_n}"),
-            dt,
-            "ours (Pippenger)",
-        );
+        let size = format!("2^{log_n}");
+        let (r1, dt) = time(|| msm_with(MsmEngine::Native, &bases, &full).unwrap());
+        row("G1 msm, full scalars", &size, dt, "native engine");
+        let (r0, dt) = time(|| msm_with(MsmEngine::Blst, &bases, &full).unwrap());
+        row("G1 msm, full scalars", &size, dt, "blst engine (default)");
         let proj: Vec<G1Projective> = bases.iter().map(|b| b.into()).collect();
         let (r2, dt) = time(|| G1Projective::multi_exp(&proj, &full));
-        row(
-            "G1 msm, full scalars",
-            &format!("2^{log_n}"),
-            dt,
-            "blstrs multi_exp (blst)",
-        );
+        row("G1 msm, full scalars", &size, dt, "blstrs multi_exp alone");
         assert_eq!(r1.to_affine(), r2.to_affine());
-        let (r3, dt) = time(|| msm_split(&bases, &mixed, None).unwrap());
+        assert_eq!(r0, r1);
+        let pct = 100.0 * others as f64 / n as f64;
+        let (r3, dt) = time(|| msm_split_with(MsmEngine::Blst, &bases, &mixed, None).unwrap());
         row(
             "G1 split msm, 0/1 mix",
-            &format!("2^{log_n}"),
+            &size,
             dt,
-            &format!("{:.1} % full scalars", 100.0 * others as f64 / n as f64),
+            &format!("blst engine, {pct:.1} % full"),
+        );
+        let (r5, dt) = time(|| msm_split_with(MsmEngine::Native, &bases, &mixed, None).unwrap());
+        row(
+            "G1 split msm, 0/1 mix",
+            &size,
+            dt,
+            &format!("native engine, {pct:.1} % full"),
         );
         let (r4, dt) = time(|| msm(&bases, &mixed).unwrap());
-        row("G1 msm (no split), 0/1 mix", &format!("2^{log_n}"), dt, "");
+        row("G1 msm (no split), 0/1 mix", &size, dt, "blst engine");
+        assert_eq!(r3, r5);
         assert_eq!(r3, r4);
     }
 }

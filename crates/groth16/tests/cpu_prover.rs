@@ -7,7 +7,7 @@ use bellperson::groth16::{self, Parameters};
 use bellperson::{Circuit, ConstraintSystem, SynthesisError};
 use ff::Field;
 use filprove_groth16::backend::{Backend, ProofInput, Randomness};
-use filprove_groth16::cpu::CpuBackend;
+use filprove_groth16::cpu::{CpuBackend, MsmEngine};
 use filprove_groth16::{Bls12, Fr, Proof, ProveError, ProvingAssignment, Srs};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -265,6 +265,19 @@ fn check<C: Circuit<Fr> + Clone + Send>(
         )
         .expect("prove");
     assert_eq!(ours.len(), 1);
+    // The native MSM engine, on one thread, gives the same proof.
+    let native = CpuBackend::new(Some(1))
+        .unwrap()
+        .with_msm_engine(MsmEngine::Native)
+        .prove(
+            &srs,
+            &[ProofInput {
+                assignment: &pa,
+                randomness: rand,
+            }],
+        )
+        .expect("prove native");
+    assert_eq!(native, ours, "native and blst MSM engines disagree");
     let theirs =
         groth16::create_proof::<Bls12, _, _>(circuit, &params, rand.r, rand.s).expect("bellperson");
     assert_eq!(

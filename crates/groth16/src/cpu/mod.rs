@@ -9,6 +9,6 @@ pub mod msm;
 pub mod ntt;
 pub mod prover;
 
-pub use msm::{msm_g1, msm_g1_dense, msm_g2, msm_g2_dense};
+pub use msm::{msm_g1, msm_g1_dense, msm_g2, msm_g2_dense, MsmEngine};
 pub use ntt::Domain;
-pub use prover::{compute_h, CpuBackend, PhaseTimes};
+pub use prover::{compute_h, prove_one, prove_one_timed, prove_one_with, CpuBackend, PhaseTimes};

@@ -15,17 +15,24 @@ use ff::{Field, PrimeField};
 use group::{prime::PrimeCurveAffine, Curve};
 use rayon::prelude::*;
 
-use super::msm::{msm, msm_split, MsmAffine};
+use super::msm::{msm_split_with, msm_with, MsmAffine, MsmEngine};
 use super::ntt::{generator_inv, Domain};
 use crate::backend::{Backend, ProofInput, Randomness};
 use crate::density::DensityBits;
 use crate::{Fr, G1Projective, G2Projective, Proof, ProveError, ProvingAssignment, Srs};
 
 /// The CPU reference backend (and the fallback where no GPU is available).
+///
+/// The NTTs, the scalar classification of the split MSMs and the native MSM engine run on
+/// the backend's rayon pool; the default MSM engine ([`MsmEngine::Blst`]) runs its bucket
+/// method on blst's own pool (one thread per CPU). Choose [`MsmEngine::Native`] with
+/// [`CpuBackend::with_msm_engine`] to keep every thread inside the configured pool.
 #[derive(Debug, Default)]
 pub struct CpuBackend {
     /// A dedicated pool, or `None` to run on the caller's (global) rayon pool.
     pool: Option<rayon::ThreadPool>,
+    /// Engine for the full-size scalars of every MSM.
+    engine: MsmEngine,
 }
 
 impl CpuBackend {
@@ -50,12 +57,29 @@ impl CpuBackend {
                     })?,
             ),
         };
-        Ok(Self { pool })
+        Ok(Self {
+            pool,
+            engine: MsmEngine::default(),
+        })
     }
 
     /// A backend on an existing rayon pool.
     pub fn with_pool(pool: rayon::ThreadPool) -> Self {
-        Self { pool: Some(pool) }
+        Self {
+            pool: Some(pool),
+            engine: MsmEngine::default(),
+        }
+    }
+
+    /// The same backend with another MSM engine.
+    pub fn with_msm_engine(mut self, engine: MsmEngine) -> Self {
+        self.engine = engine;
+        self
+    }
+
+    /// The MSM engine in use.
+    pub fn msm_engine(&self) -> MsmEngine {
+        self.engine
     }
 
     fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
@@ -207,6 +231,7 @@ fn timed<R>(f: impl FnOnce() -> R) -> (R, Duration) {
 /// Proves one assignment on the current rayon pool; returns the proof and its phase
 /// times.
 pub fn prove_one_timed(
+    engine: MsmEngine,
     srs: &Srs,
     pa: &ProvingAssignment,
     rand: Randomness,
@@ -233,12 +258,12 @@ pub fn prove_one_timed(
                 || {
                     let (coeffs, dt) = timed(|| compute_h(pa));
                     t.fft = dt;
-                    let (h, dt) = timed(|| msm(&srs.h, &coeffs?));
+                    let (h, dt) = timed(|| msm_with(engine, &srs.h, &coeffs?));
                     t.h_msm = dt;
                     h
                 },
                 || {
-                    let (l, dt) = timed(|| msm_split(&srs.l, aux, None));
+                    let (l, dt) = timed(|| msm_split_with(engine, &srs.l, aux, None));
                     t.l_msm = dt;
                     l
                 },
@@ -247,7 +272,8 @@ pub fn prove_one_timed(
         || {
             rayon::join(
                 || {
-                    let (a, dt) = timed(|| query(&srs.a, n_inputs, pa, None, &pa.a_aux_density));
+                    let (a, dt) =
+                        timed(|| query(engine, &srs.a, n_inputs, pa, None, &pa.a_aux_density));
                     t.a_msm = dt;
                     a
                 },
@@ -256,7 +282,7 @@ pub fn prove_one_timed(
                         || {
                             let (b1, dt) = timed(|| {
                                 let dens = Some(&pa.b_input_density);
-                                query(&srs.b_g1, b_inputs, pa, dens, &pa.b_aux_density)
+                                query(engine, &srs.b_g1, b_inputs, pa, dens, &pa.b_aux_density)
                             });
                             t.b_g1_msm = dt;
                             b1
@@ -264,7 +290,7 @@ pub fn prove_one_timed(
                         || {
                             let (b2, dt) = timed(|| {
                                 let dens = Some(&pa.b_input_density);
-                                query(&srs.b_g2, b_inputs, pa, dens, &pa.b_aux_density)
+                                query(engine, &srs.b_g2, b_inputs, pa, dens, &pa.b_aux_density)
                             });
                             t.b_g2_msm = dt;
                             b2
@@ -297,6 +323,7 @@ pub fn prove_one_timed(
 /// `input_density`, all when `None`) then the points of the aux variables set in
 /// `aux_density`.
 fn query<A: MsmAffine>(
+    engine: MsmEngine,
     bases: &[A],
     n_inputs: usize,
     pa: &ProvingAssignment,
@@ -312,15 +339,28 @@ fn query<A: MsmAffine>(
         });
     }
     let (bi, ba) = bases.split_at(n_inputs);
-    Ok(msm_split(bi, &pa.input_assignment, input_density)?
-        + msm_split(ba, &pa.aux_assignment, Some(aux_density))?)
+    Ok(
+        msm_split_with(engine, bi, &pa.input_assignment, input_density)?
+            + msm_split_with(engine, ba, &pa.aux_assignment, Some(aux_density))?,
+    )
 }
 
-/// Proves one assignment on the current rayon pool, logging phase times (debug level).
+/// Proves one assignment on the current rayon pool with the default MSM engine, logging
+/// phase times (debug level).
 pub fn prove_one(srs: &Srs, pa: &ProvingAssignment, rand: Randomness) -> Result<Proof, ProveError> {
-    let (proof, t) = prove_one_timed(srs, pa, rand)?;
+    prove_one_with(MsmEngine::default(), srs, pa, rand)
+}
+
+/// [`prove_one`] with a chosen MSM engine.
+pub fn prove_one_with(
+    engine: MsmEngine,
+    srs: &Srs,
+    pa: &ProvingAssignment,
+    rand: Randomness,
+) -> Result<Proof, ProveError> {
+    let (proof, t) = prove_one_timed(engine, srs, pa, rand)?;
     log::debug!(
-        "cpu prove: {} constraints, {} aux: fft {:?}, h msm {:?}, l msm {:?}, a {:?}, b_g1 {:?}, b_g2 {:?}, total {:?}",
+        "cpu prove ({engine:?} msm): {} constraints, {} aux: fft {:?}, h msm {:?}, l msm {:?}, a {:?}, b_g1 {:?}, b_g2 {:?}, total {:?}",
         pa.a.len(),
         pa.aux_assignment.len(),
         t.fft,
