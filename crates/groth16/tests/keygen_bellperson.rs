@@ -6,7 +6,8 @@ use bellperson::groth16;
 use bellperson::{Circuit, ConstraintSystem, LinearCombination, SynthesisError, Variable};
 use ff::Field;
 use filprove_groth16::keygen::{self, R1csAssembly, ToxicWaste};
-use filprove_groth16::{Bls12, Fr, G1Projective, G2Projective, Srs};
+use filprove_groth16::params::{ParamsHeader, ParamsShape};
+use filprove_groth16::{Bls12, Fr, G1Projective, G2Projective, ProvingAssignment, Srs};
 use group::Group;
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -169,6 +170,11 @@ fn check<C: Circuit<Fr> + Clone + Send + PublicInputs>(c: C, seed: u64) -> Srs {
     theirs.write(&mut theirs_bytes).unwrap();
     assert_eq!(Srs::from(&theirs), ours, "decoded parameters differ");
     assert!(ours_bytes == theirs_bytes, "encoded parameters differ");
+
+    // The file's shape is what a captured witness of the circuit needs.
+    let header = ParamsHeader::from_bytes(&ours_bytes, "ours").unwrap();
+    let pa = ProvingAssignment::synthesize(c.clone()).expect("witness");
+    assert_eq!(header.shape(), ParamsShape::of_assignment(&pa));
 
     let bp: groth16::Parameters<Bls12> = (&ours).into();
     let pvk = groth16::prepare_verifying_key(&bp.vk);
