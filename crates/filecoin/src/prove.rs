@@ -1,13 +1,16 @@
 //! From a request to verified proof bytes with any backend.
 
+use std::time::Instant;
+
 use filprove_groth16::{Backend, ProofInput, Randomness, Srs};
 use rand_core::RngCore;
 
 use crate::error::FilecoinError;
 use crate::request::ProofRequest;
 
-/// Proves `req` with `backend` against `srs`: synthesizes all partitions in parallel, proves
-/// them, checks each partition proof against `srs`'s verifying key, assembles the bytes
+/// Proves `req` with `backend` against `srs`: synthesizes all partitions in parallel (all
+/// witnesses are held at once: about 16 GiB per 32 GiB PoRep partition; the engine pipelines
+/// partitions itself with [`ProofRequest::synthesize`]), proves them, checks each partition proof against `srs`'s verifying key, assembles the bytes
 /// filecoin-proofs-api would return and verifies them with filecoin-proofs' own verifier
 /// (the `.vk` in the parameter cache). Returns [`FilecoinError::VerificationFailed`] rather
 /// than a proof that does not verify.
@@ -38,7 +41,9 @@ pub fn prove_with_randomness(
             req.num_partitions()
         )));
     }
+    let t = Instant::now();
     let partitions = req.synthesize_all()?;
+    let synth = t.elapsed();
     let inputs: Vec<ProofInput<'_>> = partitions
         .iter()
         .zip(randomness)
@@ -47,7 +52,9 @@ pub fn prove_with_randomness(
             randomness,
         })
         .collect();
+    let t = Instant::now();
     let proofs = backend.prove(srs, &inputs)?;
+    let proving = t.elapsed();
     if proofs.len() != partitions.len() {
         return Err(FilecoinError::VerificationFailed(format!(
             "backend {} returned {} proofs for {} partitions",
@@ -67,6 +74,7 @@ pub fn prove_with_randomness(
         }
     }
     drop(partitions);
+    let t = Instant::now();
     let bytes = req.assemble(&proofs)?;
     if !req.verify(&bytes)? {
         return Err(FilecoinError::VerificationFailed(format!(
@@ -75,5 +83,15 @@ pub fn prove_with_randomness(
             backend.name()
         )));
     }
+    log::info!(
+        "{} {}: {} partition(s), synthesis {:.2?}, proving {:.2?} ({}), verification {:.2?}",
+        req.kind(),
+        req.circuit().short_name,
+        req.num_partitions(),
+        synth,
+        proving,
+        backend.name(),
+        t.elapsed()
+    );
     Ok(bytes)
 }

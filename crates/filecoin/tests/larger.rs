@@ -40,3 +40,52 @@ fn fixtures_and_post_8m() {
         assert!(req.verify(&proof).unwrap());
     }
 }
+
+/// filecoin-proofs' own C2 and update prover read the parameter files we generate, and
+/// their proofs pass our verification (about two minutes on 2 cores).
+#[test]
+#[ignore = "runs filecoin-proofs' own CPU prover (minutes)"]
+fn filecoin_proofs_prover_uses_our_params() {
+    use filprove_filecoin::RequestBody;
+    let req = common::request(ProofKind::PoRep);
+    common::ensure_params(&req.circuit());
+    let RequestBody::PoRep {
+        c1, sector_number, ..
+    } = req.body()
+    else {
+        unreachable!()
+    };
+    let out = filecoin_proofs_api::seal::seal_commit_phase2(
+        (**c1).clone(),
+        req.prover_id().unwrap(),
+        (*sector_number).into(),
+    )
+    .unwrap();
+    assert!(req.verify(&out.proof).unwrap());
+
+    let req = common::request(ProofKind::SnapDeals);
+    common::ensure_params(&req.circuit());
+    let RequestBody::SnapDeals {
+        registered,
+        comm_r_old,
+        comm_r_new,
+        comm_d_new,
+        vanilla_proofs,
+    } = req.body()
+    else {
+        unreachable!()
+    };
+    let out = filecoin_proofs_api::update::generate_empty_sector_update_proof_with_vanilla(
+        *registered,
+        vanilla_proofs
+            .iter()
+            .cloned()
+            .map(filecoin_proofs_api::PartitionProofBytes)
+            .collect(),
+        *comm_r_old,
+        *comm_r_new,
+        *comm_d_new,
+    )
+    .unwrap();
+    assert!(req.verify(&out.0).unwrap());
+}
