@@ -471,3 +471,20 @@ fn porep_c1_inputs_convert_raw_and_wrapped() {
         "invalid_request"
     );
 }
+
+#[test]
+fn the_parameter_loader_checks_digests_when_asked() {
+    let e = env();
+    ensure_params("wpost-2k");
+    // Locally generated parameters carry production file names but not their digests.
+    let strict = filprove_engine::filecoin::srs_loader(e.params.clone(), false, true);
+    match strict("wpost-2k") {
+        Err(err) => assert_eq!(err.code(), "params_digest_mismatch", "{err}"),
+        Ok(_) => panic!("test parameters passed the production digest check"),
+    }
+    let lax = filprove_engine::filecoin::srs_loader(e.params.clone(), false, false);
+    assert!(lax("wpost-2k").is_ok());
+    assert_eq!(lax("porep-3k").err().unwrap().code(), "unknown_circuit");
+    let missing = filprove_engine::filecoin::srs_loader(e.root.join("no-such-dir"), false, false);
+    assert_eq!(missing("wpost-2k").err().unwrap().code(), "params_missing");
+}

@@ -8,8 +8,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use filprove_filecoin::{CircuitSpec, FilecoinError, ProofKind, ProofRequest};
-use filprove_groth16::params::ReadOptions;
+use filprove_filecoin::{network_manifest, CircuitSpec, FilecoinError, ProofKind, ProofRequest};
+use filprove_groth16::params::Manifest;
 use filprove_groth16::{Proof, ProvingAssignment, Srs};
 
 use crate::memory::estimate_partition_bytes;
@@ -125,15 +125,25 @@ pub fn normalize_circuit_id(id: &str) -> Result<String, EngineError> {
 }
 
 /// A loader reading `<cache_dir>/v28-<cache id>.params` with `Srs::read_file` (checking
-/// every point when `validate`).
-pub fn srs_loader(cache_dir: PathBuf, validate: bool) -> SrsLoader {
+/// every point when `validate`). With `check_digests` (the daemon sets it when
+/// `FIL_PROOFS_VERIFY_PRODUCTION_PARAMS` is on), a file listed in the network's
+/// `parameters.json` must match its digest first (digests are cached per file).
+pub fn srs_loader(cache_dir: PathBuf, validate: bool, check_digests: bool) -> SrsLoader {
     Arc::new(move |id: &str| -> Result<Srs, EngineError> {
         let spec = circuit_spec(id).ok_or_else(|| EngineError::UnknownCircuit(id.to_string()))?;
-        let path = spec.params_path(&cache_dir);
-        Srs::read_file(&path, &ReadOptions { validate }).map_err(|e| EngineError::Srs {
+        let srs_err = |code: &str, message: String| EngineError::Srs {
             circuit_id: id.to_string(),
-            code: e.code().to_string(),
-            message: e.to_string(),
-        })
+            code: code.to_string(),
+            message,
+        };
+        if check_digests {
+            let manifest = Manifest::from_json(network_manifest())
+                .map_err(|e| srs_err(e.code(), e.to_string()))?;
+            manifest
+                .check(spec.params_path(&cache_dir))
+                .map_err(|e| srs_err(e.code(), e.to_string()))?;
+        }
+        spec.load_srs(&cache_dir, validate)
+            .map_err(|e| srs_err(e.code(), e.to_string()))
     })
 }

@@ -116,7 +116,14 @@ pub fn start_engine(c: &Config) -> anyhow::Result<Arc<Engine>> {
     tracing::info!(param_cache = %cache.display(), "parameter directory");
     warn_unknown_fil_proofs_env();
     let backends = backends::build(&c.engine.backend)?;
-    let loader = filprove_engine::filecoin::srs_loader(cache, c.srs.validate);
+    let check_digests = std::env::var_os("FIL_PROOFS_VERIFY_PRODUCTION_PARAMS")
+        .is_some_and(|v| !v.is_empty() && v != "0");
+    if check_digests {
+        tracing::info!(
+            "FIL_PROOFS_VERIFY_PRODUCTION_PARAMS: parameter digests are checked at load"
+        );
+    }
+    let loader = filprove_engine::filecoin::srs_loader(cache, c.srs.validate, check_digests);
     let engine = Arc::new(Engine::start(engine_config(c)?, backends, loader)?);
     for id in &c.srs.preload {
         let id = filprove_engine::filecoin::normalize_circuit_id(id)
