@@ -166,18 +166,32 @@ impl Scheduler {
     /// Queues a synthesized partition for a prover.
     pub fn push_prove(&self, task: ProveTask) {
         self.lock().prove.push(task);
-        self.prove_ready.notify_one();
+        // All: a woken worker may have to leave the task to another device.
+        self.prove_ready.notify_all();
     }
 
-    /// Blocks until a synthesized partition is ready, or returns `None` when stopping.
-    /// Stale tasks are returned too (the caller drops them outside the lock).
-    pub fn next_prove(&self) -> Option<ProveTask> {
+    /// Blocks until a synthesized partition is ready for device `device`, or returns
+    /// `None` when stopping. A retried job's partitions are left to other devices than the
+    /// ones of its failed attempt. Stale tasks are returned too (the caller drops them
+    /// outside the lock).
+    pub fn next_prove(&self, device: usize) -> Option<ProveTask> {
         let mut st = self.lock();
         loop {
             if st.stopping {
                 return None;
             }
-            if let Some(t) = st.prove.pop() {
+            let mut skipped = Vec::new();
+            let mut found = None;
+            while let Some(t) = st.prove.pop() {
+                if t.job.avoids(device) && t.job.is_live(t.attempt) {
+                    skipped.push(t);
+                } else {
+                    found = Some(t);
+                    break;
+                }
+            }
+            st.prove.extend(skipped);
+            if let Some(t) = found {
                 return Some(t);
             }
             st = self.prove_ready.wait(st).unwrap_or_else(|p| p.into_inner());

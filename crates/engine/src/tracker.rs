@@ -30,6 +30,10 @@ pub(crate) struct JobState {
     pub attempt: u32,
     proofs: Vec<Option<Proof>>,
     pub in_flight: u32,
+    /// Devices (bit per index) that proved partitions of this job.
+    used_devices: u64,
+    /// Devices the retry should not use (those that made the failed attempt).
+    avoid_devices: u64,
     timings: Timings,
     report: Option<JobReport>,
     waiters: Vec<Waiter>,
@@ -52,6 +56,8 @@ impl JobEntry {
                 attempt: 0,
                 proofs: vec![None; partitions],
                 in_flight: 0,
+                used_devices: 0,
+                avoid_devices: 0,
                 timings: Timings::default(),
                 report: None,
                 waiters: Vec::new(),
@@ -126,14 +132,36 @@ impl JobEntry {
         }
     }
 
-    /// Starts the retry attempt if this was the first; returns its number.
-    pub fn begin_retry(&self) -> Option<u32> {
+    /// Notes that device `d` proved a partition.
+    pub fn note_device(&self, d: usize) {
+        self.lock().used_devices |= 1u64 << (d % 64);
+    }
+
+    /// True when device `d` should leave this job's partitions to another device.
+    pub fn avoids(&self, d: usize) -> bool {
+        self.lock().avoid_devices & (1u64 << (d % 64)) != 0
+    }
+
+    /// Starts the retry attempt if this was the first; returns its number. The retry
+    /// avoids the devices of the failed attempt when others exist (of `devices`).
+    pub fn begin_retry(&self, devices: usize) -> Option<u32> {
         let mut s = self.lock();
         if s.status.is_terminal() || s.attempt > 0 {
             return None;
         }
         s.attempt = 1;
         s.proofs = vec![None; self.partitions];
+        let all = if devices >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << devices) - 1
+        };
+        s.avoid_devices = if s.used_devices & all == all {
+            0
+        } else {
+            s.used_devices
+        };
+        s.used_devices = 0;
         Some(1)
     }
 

@@ -85,7 +85,7 @@ pub(crate) fn synthesis_worker(shared: Arc<Shared>, express: bool) {
 /// when it was the last partition.
 pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize) {
     let dev = &shared.devices[device];
-    while let Some(task) = shared.sched.next_prove() {
+    while let Some(task) = shared.sched.next_prove(device) {
         let job = task.job.clone();
         if !job.is_live(task.attempt) {
             job.partition_dropped();
@@ -119,6 +119,7 @@ pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize) {
         drop(kernel);
         dev.set_current(None);
         dev.add_busy(dt);
+        job.note_device(device);
         shared.metrics.add(
             "filprove_device_busy_seconds_total",
             &[("device", &dev.name)],
@@ -202,7 +203,7 @@ fn finalize(shared: &Shared, job: &Arc<JobEntry>, proofs: &[Proof]) {
 /// Proves the job once more (all partitions) if this was its first attempt; fails it
 /// with `error` otherwise.
 fn retry_or_fail(shared: &Shared, job: &Arc<JobEntry>, error: EngineError) {
-    match job.begin_retry() {
+    match job.begin_retry(shared.devices.len()) {
         Some(attempt) => {
             tracing::warn!(job = %job.id, code = error.code(), "retrying the job once");
             shared

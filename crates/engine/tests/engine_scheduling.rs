@@ -266,3 +266,41 @@ fn two_devices_prove_partitions_of_different_jobs_at_once() {
     assert_eq!(st.devices.len(), 2);
     assert!(st.devices.iter().all(|d| !d.busy.is_zero()));
 }
+
+#[test]
+fn a_retry_runs_on_another_device() {
+    let active = Arc::new(AtomicUsize::new(0));
+    let max = Arc::new(AtomicUsize::new(0));
+    let d0 = Arc::new(Counting::new("dev0", &active, &max));
+    let d1 = Arc::new(Counting::new("dev1", &active, &max));
+    let cfg = EngineConfig {
+        gpu_workers_per_device: 1,
+        ..config(1, false)
+    };
+    let e = Engine::start(cfg, vec![d0.clone(), d1.clone()], no_loads()).unwrap();
+    let probe = Arc::new(Probe::default());
+    for i in 0..3 {
+        let job = ChainJob::new("flaky", 1, &probe);
+        job.bad_verifications.store(1, Ordering::SeqCst);
+        let id = format!("flaky{i}");
+        e.submit(Some(&id), Priority::Normal, Arc::new(job))
+            .unwrap();
+        let before = (
+            d0.calls.load(Ordering::SeqCst),
+            d1.calls.load(Ordering::SeqCst),
+        );
+        assert!(matches!(
+            e.wait(&id, WAIT).unwrap().unwrap().outcome,
+            JobOutcome::Completed(_)
+        ));
+        let after = (
+            d0.calls.load(Ordering::SeqCst),
+            d1.calls.load(Ordering::SeqCst),
+        );
+        assert_eq!(
+            (after.0 - before.0, after.1 - before.1),
+            (1, 1),
+            "one attempt on each device"
+        );
+    }
+}
