@@ -101,7 +101,9 @@ fn main() {
         "-".repeat(12)
     );
 
-    let ntt_logs: &[u32] = if skip_ntt {
+    let ntt_logs: &[u32] = if args.iter().any(|a| a == "--ntt20") {
+        &[20]
+    } else if skip_ntt {
         &[]
     } else if quick {
         &[16]
