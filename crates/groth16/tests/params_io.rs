@@ -114,6 +114,7 @@ fn round_trip_and_bellperson_identical() {
     assert_eq!(reader, b"next");
     // The .params file starts with the vk.
     assert_eq!(&bytes[..vk_bp.len()], &vk_bp[..]);
+    assert_eq!(VerifyingKey::read_from_params(&path).unwrap(), srs.vk);
 }
 
 #[test]

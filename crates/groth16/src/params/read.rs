@@ -259,6 +259,23 @@ impl VerifyingKey {
         Self::decode_exact(&bytes, path)
     }
 
+    /// Reads only the verifying key at the start of a `.params` file (the whole file's
+    /// layout is still checked, cheaply; no section point is decoded).
+    pub fn read_from_params(path: impl AsRef<Path>) -> Result<VerifyingKey, ParamsError> {
+        use std::os::unix::fs::FileExt;
+        let path = path.as_ref();
+        let io = |source| ParamsError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = File::open(path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        let header = ParamsHeader::parse(&file, path, len)?;
+        let mut bytes = vec![0u8; header.ic.end() as usize];
+        file.read_exact_at(&mut bytes, 0).map_err(io)?;
+        decode_vk(&bytes, &header.ic, path)
+    }
+
     /// Decodes a verifying key that fills `bytes` exactly.
     pub fn read_from(bytes: &[u8]) -> Result<VerifyingKey, ParamsError> {
         Self::decode_exact(bytes, &mem_label())
