@@ -42,7 +42,7 @@ fn sigterm_drains_in_flight_work_and_exits_cleanly() {
     let daemon = std::thread::spawn(move || run_daemon(args));
 
     let addr = socket.display().to_string();
-    let waiter = rt.block_on(async {
+    let c = rt.block_on(async {
         let mut c = client::wait_ready(&addr, Duration::from_secs(60))
             .await
             .unwrap();
@@ -52,14 +52,6 @@ fn sigterm_drains_in_flight_work_and_exits_cleanly() {
             pb::Priority::Normal,
         );
         c.submit_proof(wire).await.unwrap();
-        let mut w = c.clone();
-        let waiter = tokio::spawn(async move {
-            w.await_proof(pb::AwaitProofRequest {
-                job_id: "before-sigterm".into(),
-                timeout_ms: 0,
-            })
-            .await
-        });
         // Preload pinned the parameters.
         let s = c
             .get_status(pb::GetStatusRequest {})
@@ -71,7 +63,15 @@ fn sigterm_drains_in_flight_work_and_exits_cleanly() {
             "{:?}",
             s.loaded_srs
         );
-        waiter
+        c
+    });
+    let mut w = c.clone();
+    let waiter = rt.spawn(async move {
+        w.await_proof(pb::AwaitProofRequest {
+            job_id: "before-sigterm".into(),
+            timeout_ms: 0,
+        })
+        .await
     });
     std::thread::sleep(Duration::from_millis(200));
     let kill = std::process::Command::new("kill")

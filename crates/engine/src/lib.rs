@@ -18,6 +18,7 @@ pub mod memory;
 pub mod metrics;
 mod sched;
 pub mod srs;
+pub mod status;
 mod tracker;
 mod workers;
 
