@@ -1,6 +1,7 @@
 //! Times the CPU backend's NTT and MSMs on random data and prints a table.
 //!
-//! `cargo run --release -p filprove-groth16 --example cpu_bench [-- --quick]`
+//! `cargo run --release -p filprove-groth16 --example cpu_bench [-- --quick]`, or
+//! `... -- --prove [BYTES]` for whole proofs of a SHA-256 circuit against bellperson.
 //!
 //! - NTT: `fft` (natural order, includes the bit-reversal permutation) and the H
 //!   polynomial (`compute_h`: 7 transforms of the domain size) at 2^20 and 2^22;
@@ -11,9 +12,15 @@
 
 use std::time::{Duration, Instant};
 
+use bellperson::gadgets::boolean::{AllocatedBit, Boolean};
+use bellperson::gadgets::{multipack, sha256::sha256};
+use bellperson::groth16;
+use bellperson::{Circuit, ConstraintSystem, SynthesisError};
 use ff::Field;
 use filprove_groth16::cpu::msm::{msm, msm_split_with, msm_with, MsmEngine};
+use filprove_groth16::cpu::prove_one_timed;
 use filprove_groth16::cpu::{compute_h, Domain};
+use filprove_groth16::{keygen, Bls12, Randomness};
 use filprove_groth16::{Fr, G1Affine, G1Projective, ProvingAssignment};
 use group::{Curve, Group};
 use rand::{Rng, SeedableRng};
@@ -62,6 +69,75 @@ fn scalars(rng: &mut ChaCha8Rng, n: usize, mixed: bool) -> Vec<Fr> {
         .collect()
 }
 
+/// SHA-256 of `bytes` (bellperson's gadgets), digest packed into public inputs.
+#[derive(Clone)]
+struct Sha(Vec<u8>);
+
+impl Circuit<Fr> for Sha {
+    fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let bits = multipack::bytes_to_bits(&self.0);
+        let bits = bits
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                AllocatedBit::alloc(cs.namespace(|| format!("bit {i}")), Some(*b))
+                    .map(Boolean::from)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let digest = sha256(cs.namespace(|| "sha256"), &bits)?;
+        multipack::pack_into_inputs(cs.namespace(|| "pack"), &digest)
+    }
+}
+
+/// Proves a SHA-256 circuit with our CPU backend (both engines) and bellperson.
+fn prove_bench(bytes: usize) {
+    let circuit = Sha(vec![0x5a; bytes]);
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let (srs, dt) = time(|| keygen::generate_parameters(circuit.clone(), &mut rng).unwrap());
+    let (pa, dt_syn) = time(|| ProvingAssignment::synthesize(circuit.clone()).unwrap());
+    let size = format!("2^{}", pa.log_domain_size());
+    row(
+        "keygen (filprove keygen)",
+        &size,
+        dt,
+        &format!(
+            "sha256 of {bytes} bytes, {} constraints",
+            pa.num_constraints()
+        ),
+    );
+    row("synthesize (ProvingAssignment)", &size, dt_syn, "");
+    let rand = Randomness::random(&mut rng);
+    let mut proofs = Vec::new();
+    for engine in [MsmEngine::Blst, MsmEngine::Native] {
+        let (res, dt) = time(|| prove_one_timed(engine, &srs, &pa, rand).unwrap());
+        let (proof, t) = res;
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        row(
+            "cpu prove",
+            &size,
+            dt,
+            &format!(
+                "{engine:?}: fft {:.0}, h {:.0}, l {:.0}, a {:.0}, b_g1 {:.0}, b_g2 {:.0} ms (overlapping)",
+                ms(t.fft), ms(t.h_msm), ms(t.l_msm), ms(t.a_msm), ms(t.b_g1_msm), ms(t.b_g2_msm)
+            ),
+        );
+        proofs.push(proof);
+    }
+    let params: groth16::Parameters<Bls12> = (&srs).into();
+    let (theirs, dt) =
+        time(|| groth16::create_proof::<Bls12, _, _>(circuit, &params, rand.r, rand.s).unwrap());
+    row(
+        "bellperson create_proof",
+        &size,
+        dt,
+        "includes its own synthesis",
+    );
+    let mut bytes_theirs = Vec::new();
+    theirs.write(&mut bytes_theirs).unwrap();
+    assert_eq!(proofs[0].to_bytes().to_vec(), bytes_theirs);
+    assert_eq!(proofs[0], proofs[1]);
+}
+
 fn row(what: &str, size: &str, d: Duration, extra: &str) {
     println!(
         "| {what:<32} | {size:>5} | {:>10.1} | {extra}",
@@ -101,6 +177,11 @@ fn main() {
         "-".repeat(12)
     );
 
+    if let Some(i) = args.iter().position(|a| a == "--prove") {
+        let bytes = args.get(i + 1).and_then(|b| b.parse().ok()).unwrap_or(128);
+        prove_bench(bytes);
+        return;
+    }
     let ntt_logs: &[u32] = if args.iter().any(|a| a == "--ntt20") {
         &[20]
     } else if skip_ntt {
