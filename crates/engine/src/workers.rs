@@ -35,7 +35,10 @@ pub(crate) fn synthesis_worker(shared: Arc<Shared>, express: bool) {
         let result = catch_unwind(AssertUnwindSafe(|| payload.synthesize(task.partition)));
         let dt = t.elapsed();
         job.add_times(Duration::ZERO, dt, Duration::ZERO);
-        tracing::debug!(job = %job.id, partition = task.partition, ms = dt.as_millis() as u64, "synthesized");
+        tracing::info!(
+            job = %job.id, kind = job.kind, partition = task.partition,
+            synthesis_ms = dt.as_millis() as u64, "partition synthesized"
+        );
         match result {
             Ok(Ok(assignment)) => {
                 drop(payload);
@@ -142,7 +145,11 @@ pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize) {
         drop(assignment);
         drop(reservation);
         job.add_times(srs_time, Duration::ZERO, dt);
-        tracing::debug!(job = %job.id, partition, device = %dev.name, ms = dt.as_millis() as u64, "proved");
+        tracing::info!(
+            job = %job.id, kind = job.kind, partition, device = %dev.name,
+            srs_wait_ms = srs_time.as_millis() as u64, lock_wait_ms = lock_wait.as_millis() as u64,
+            prove_ms = dt.as_millis() as u64, "partition proved"
+        );
         match result {
             Ok(Ok(proofs)) if proofs.len() == 1 => {
                 shared.metrics.add(
