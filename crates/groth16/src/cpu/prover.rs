@@ -108,7 +108,8 @@ impl Backend for CpuBackend {
     }
 }
 
-/// Checks that `pa` fits `srs` (and is internally consistent) for domain size `m`.
+/// Checks that `pa` is internally consistent and fits `srs` (every section length, the
+/// verifying key's ic); errors are [`ProveError::ShapeMismatch`] naming the quantity.
 pub fn check_shapes(srs: &Srs, pa: &ProvingAssignment) -> Result<(), ProveError> {
     let eq = |what: &'static str, params: usize, circuit: usize| {
         if params == circuit {
