@@ -125,3 +125,34 @@ fn winning_post_2k_end_to_end() {
     .unwrap();
     assert!(req.verify(&theirs[0].1).unwrap());
 }
+
+#[test]
+fn blank_shapes_match_synthesis_and_published_figures() {
+    // (kind, constraints, inputs incl. ONE, aux) of 2 KiB circuits, from the design facts
+    // (section 1), whose constraint counts exclude the one constraint per input bellperson adds.
+    for (kind, constraints, inputs, aux) in [
+        (ProofKind::WindowPoSt, 21_866, 23, 22_128),
+        (ProofKind::WinningPoSt, 90_750, 133, 91_674),
+    ] {
+        let req = common::request(kind);
+        let shape = req.circuit().blank_shape().unwrap();
+        let part = req.synthesize(0).unwrap();
+        assert_eq!(
+            shape.constraints,
+            part.assignment.num_constraints(),
+            "{kind}"
+        );
+        assert_eq!(
+            shape.inputs,
+            part.assignment.input_assignment.len(),
+            "{kind}"
+        );
+        assert_eq!(shape.aux, part.assignment.aux_assignment.len(), "{kind}");
+        assert_eq!(part.public_inputs.len() + 1, shape.inputs, "{kind}");
+        assert_eq!(
+            (shape.constraints - shape.inputs, shape.inputs, shape.aux),
+            (constraints, inputs, aux),
+            "{kind}"
+        );
+    }
+}

@@ -102,7 +102,8 @@ pub(crate) fn decode_vanilla<T: DeserializeOwned>(
 /// The size of a circuit: what parameter generation and memory planning need.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CircuitShape {
-    /// Constraints, including the input constraints bellperson appends.
+    /// Constraints, including the one constraint per input bellperson appends (published
+    /// circuit figures usually count without them).
     pub constraints: usize,
     /// Public inputs, including ONE.
     pub inputs: usize,
