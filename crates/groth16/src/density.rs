@@ -24,7 +24,7 @@ impl DensityBits {
     /// Appends a clear bit (a new variable, not yet seen in the query).
     #[inline]
     pub fn push_clear(&mut self) {
-        if self.len % 64 == 0 {
+        if self.len.is_multiple_of(64) {
             self.words.push(0);
         }
         self.len += 1;

@@ -54,7 +54,7 @@ impl Proof {
 
     /// Splits a concatenation of proofs.
     pub fn split(bytes: &[u8]) -> Result<Vec<Proof>, ProofDecodeError> {
-        if bytes.is_empty() || bytes.len() % Self::SIZE != 0 {
+        if bytes.is_empty() || !bytes.len().is_multiple_of(Self::SIZE) {
             return Err(ProofDecodeError::Length {
                 expected: Self::SIZE * (bytes.len() / Self::SIZE).max(1),
                 got: bytes.len(),
