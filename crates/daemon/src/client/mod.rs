@@ -401,3 +401,71 @@ pub async fn wait_ready(addr: &str, timeout: Duration) -> anyhow::Result<Client>
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    use super::*;
+
+    /// How the binary embeds these types (its main.rs does the same).
+    #[derive(Parser, Debug)]
+    struct Cli {
+        #[command(subcommand)]
+        command: Top,
+    }
+
+    #[derive(clap::Subcommand, Debug)]
+    enum Top {
+        Daemon(crate::server::DaemonArgs),
+        #[command(flatten)]
+        Client(ClientCommand),
+    }
+
+    #[test]
+    fn command_line_definitions_are_consistent() {
+        Cli::command().debug_assert();
+        let cli = Cli::try_parse_from([
+            "filprove",
+            "bench",
+            "--addr",
+            "http://127.0.0.1:9820",
+            "--request",
+            "r.json",
+            "-n",
+            "5",
+            "-j",
+            "2",
+        ])
+        .unwrap();
+        match cli.command {
+            Top::Client(ClientCommand::Bench(b)) => {
+                assert_eq!((b.count, b.concurrency), (5, 2));
+                assert_eq!(b.connect.addr, "http://127.0.0.1:9820");
+            }
+            other => panic!("{other:?}"),
+        }
+        let cli = Cli::try_parse_from([
+            "filprove",
+            "daemon",
+            "-c",
+            "/etc/filprove.toml",
+            "--backend",
+            "cpu",
+        ])
+        .unwrap();
+        assert!(matches!(cli.command, Top::Daemon(ref d) if d.backend.as_deref() == Some("cpu")));
+        let cli =
+            Cli::try_parse_from(["filprove", "await", "job-1", "--timeout-ms", "10"]).unwrap();
+        match cli.command {
+            Top::Client(ClientCommand::Await(a)) => {
+                assert_eq!((a.job_id.as_str(), a.timeout_ms), ("job-1", 10));
+                assert_eq!(a.connect.addr, DEFAULT_UNIX_SOCKET);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            Cli::try_parse_from(["filprove", "submit", "--request", "a", "--c1", "b"]).is_err()
+        );
+    }
+}

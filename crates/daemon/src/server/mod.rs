@@ -116,8 +116,10 @@ pub fn start_engine(c: &Config) -> anyhow::Result<Arc<Engine>> {
     tracing::info!(param_cache = %cache.display(), "parameter directory");
     warn_unknown_fil_proofs_env();
     let backends = backends::build(&c.engine.backend)?;
-    let check_digests = std::env::var_os("FIL_PROOFS_VERIFY_PRODUCTION_PARAMS")
-        .is_some_and(|v| !v.is_empty() && v != "0");
+    let check_digests = matches!(
+        std::env::var("FIL_PROOFS_VERIFY_PRODUCTION_PARAMS").as_deref(),
+        Ok("1") | Ok("true") | Ok("yes")
+    );
     if check_digests {
         tracing::info!(
             "FIL_PROOFS_VERIFY_PRODUCTION_PARAMS: parameter digests are checked at load"
