@@ -108,17 +108,10 @@ impl ProofRequest {
             });
         }
         let (registered, partitions) = match &body {
-            RequestBody::PoRep {
-                c1,
-                sector_number,
-                miner_id,
-            } => {
-                porep::validate(c1, &prover_id_from_miner_id(*miner_id), *sector_number)?;
-                (
-                    RegisteredProof::Seal(c1.registered_proof),
-                    usize::from(c1.registered_proof.partitions()),
-                )
-            }
+            RequestBody::PoRep { c1, .. } => (
+                RegisteredProof::Seal(c1.registered_proof),
+                usize::from(c1.registered_proof.partitions()),
+            ),
             RequestBody::WinningPoSt { registered, .. }
             | RequestBody::WindowPoSt { registered, .. } => {
                 let want = match body {
@@ -132,21 +125,27 @@ impl ProofRequest {
                         want
                     )));
                 }
-                let req = Self::unchecked(body.clone(), RegisteredProof::PoSt(*registered), 1);
-                post::validate(&req.post_inputs().expect("PoSt body"))?;
                 (RegisteredProof::PoSt(*registered), 1)
             }
             RequestBody::SnapDeals {
                 registered,
                 vanilla_proofs,
                 ..
-            } => {
-                let req = Self::unchecked(body.clone(), RegisteredProof::Update(*registered), 0);
-                update::validate(&req.update_inputs().expect("update body"))?;
-                (RegisteredProof::Update(*registered), vanilla_proofs.len())
-            }
+            } => (RegisteredProof::Update(*registered), vanilla_proofs.len()),
         };
-        Ok(Self::unchecked(body, registered, partitions))
+        let req = Self::unchecked(body, registered, partitions);
+        match &req.body {
+            RequestBody::PoRep {
+                c1,
+                sector_number,
+                miner_id,
+            } => porep::validate(c1, &prover_id_from_miner_id(*miner_id), *sector_number)?,
+            RequestBody::SnapDeals { .. } => {
+                update::validate(&req.update_inputs().expect("update body"))?
+            }
+            _ => post::validate(&req.post_inputs().expect("PoSt body"))?,
+        }
+        Ok(req)
     }
 
     fn unchecked(body: RequestBody, registered: RegisteredProof, partitions: usize) -> Self {
