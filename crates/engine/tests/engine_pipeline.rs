@@ -40,8 +40,9 @@ fn proves_a_multi_partition_job_and_verifies_it() {
     use filprove_engine::ProofJob;
     assert!(job.verify(bytes).unwrap());
     // The engine keeps only the report of a finished job, not its inputs.
-    std::thread::sleep(Duration::from_millis(50));
-    assert_eq!(Arc::strong_count(&job), 1);
+    wait_until("workers to drop their clones", || {
+        Arc::strong_count(&job) == 1
+    });
     assert!(r.timings.total >= r.timings.queue_wait);
     assert!(!r.timings.prove.is_zero() && !r.timings.synthesis.is_zero());
     let st = e.status();
@@ -181,7 +182,9 @@ fn cancel_stops_queued_and_running_jobs() {
         .unwrap();
     e.submit(Some("queued"), Priority::Normal, slow("queued"))
         .unwrap();
-    std::thread::sleep(Duration::from_millis(100));
+    wait_until("the first partition to start", || {
+        e.job_status("running").unwrap() == JobStatus::Running
+    });
     assert!(!e.cancel("queued").unwrap(), "nothing of it had started");
     assert!(
         e.cancel("running").unwrap(),

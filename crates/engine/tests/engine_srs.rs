@@ -32,7 +32,7 @@ fn concurrent_users_load_a_file_once() {
             })
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(100));
+    wait_until("the load to start", || tier(&m, "chain-8").is_some());
     assert_eq!(
         tier(&m, "chain-8").map(|t| t.0),
         Some(SrsTier::Cold),

@@ -301,3 +301,12 @@ pub fn config(partition_workers: usize, express: bool) -> filprove_engine::Engin
         max_retained_jobs: 1000,
     }
 }
+
+/// Polls `cond` every 5 ms for up to 30 s (tests wait for states, not for fixed sleeps).
+pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
