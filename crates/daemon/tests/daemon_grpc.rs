@@ -488,3 +488,32 @@ fn the_parameter_loader_checks_digests_when_asked() {
     let missing = filprove_engine::filecoin::srs_loader(e.root.join("no-such-dir"), false, false);
     assert_eq!(missing("wpost-2k").err().unwrap().code(), "params_missing");
 }
+
+#[test]
+fn every_kind_round_trips_through_the_wire_form() {
+    use filprove::server::convert::to_request;
+    for kind in ProofKind::ALL {
+        let req = request(kind);
+        let wire = to_wire(&req, "rt", pb::Priority::Unspecified);
+        let (back, prio) = to_request(&wire).unwrap();
+        assert_eq!(back.kind(), kind);
+        assert_eq!(back.circuit(), req.circuit());
+        assert_eq!(back.num_partitions(), req.num_partitions());
+        assert_eq!(
+            back.public_inputs().unwrap(),
+            req.public_inputs().unwrap(),
+            "{kind}"
+        );
+        let floor = match kind {
+            ProofKind::WinningPoSt => filprove_engine::Priority::Critical,
+            ProofKind::WindowPoSt => filprove_engine::Priority::High,
+            _ => filprove_engine::Priority::Normal,
+        };
+        assert_eq!(prio, floor);
+    }
+    // SnapDeals commitments must be 32 raw bytes.
+    let mut w = to_wire(&request(ProofKind::SnapDeals), "snap", pb::Priority::Normal);
+    w.new_unsealed_cid.pop();
+    let err = to_request(&w).unwrap_err();
+    assert!(err.to_string().contains("new_unsealed_cid"), "{err}");
+}

@@ -34,11 +34,17 @@ async fn prove(addr: &str, kind: ProofKind, id: &str) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "generates PoRep and SnapDeals 2 KiB parameters (minutes)"]
-async fn porep_and_snapdeals_prove_through_the_daemon() {
+#[ignore = "generates SnapDeals 2 KiB parameters (minutes)"]
+async fn snapdeals_proves_through_the_daemon() {
     ensure_params("snap-2k");
-    ensure_params("porep-2k");
     let d = TestDaemon::start(|_| {});
     prove(&d.unix_addr(), ProofKind::SnapDeals, "snap-1").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "generates PoRep 2 KiB parameters (about 14 minutes, 5 GB)"]
+async fn porep_proves_through_the_daemon() {
+    ensure_params("porep-2k");
+    let d = TestDaemon::start(|_| {});
     prove(&d.tcp_addr(), ProofKind::PoRep, "porep-1").await;
 }
