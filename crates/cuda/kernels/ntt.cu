@@ -78,6 +78,44 @@ extern "C" __global__ void ntt_stage(Fr* d, const Fr* tw, uint32_t lg, uint32_t 
     }
 }
 
+// Stages s0 .. s0+k-1 (s0 >= SH_LG, k <= 6) in shared memory. A butterfly group is the
+// 2^k elements that differ only in index bits s0 .. s0+k-1; a block takes STRIDED_G groups
+// with consecutive low bits so that its loads and stores are 512-byte runs.
+#define STRIDED_G 16
+extern "C" __global__ void ntt_strided_stages(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k,
+                                              uint32_t inverse) {
+    extern __shared__ Fr sm[];
+    const uint32_t half = 1u << (lg - 1);
+    const uint32_t E = STRIDED_G << k;
+    const uint32_t lows = (1u << s0) / STRIDED_G;
+    const uint32_t base_low = (blockIdx.x % lows) * STRIDED_G;
+    const size_t high = (size_t)(blockIdx.x / lows) << (s0 + k);
+    for (uint32_t e = threadIdx.x; e < E; e += blockDim.x) {
+        uint32_t g = e % STRIDED_G, t = e / STRIDED_G;
+        sm[e] = d[high + base_low + g + ((size_t)t << s0)];
+    }
+    __syncthreads();
+    for (uint32_t q = 0; q < k; q++) {
+        const uint32_t h = 1u << q;
+        for (uint32_t u = threadIdx.x; u < E / 2; u += blockDim.x) {
+            uint32_t g = u % STRIDED_G, p = u / STRIDED_G;
+            uint32_t jq = p & (h - 1);
+            uint32_t t0 = ((p >> q) << (q + 1)) + jq;
+            uint32_t e0 = t0 * STRIDED_G + g, e1 = e0 + h * STRIDED_G;
+            uint32_t j = base_low + g + (jq << s0);
+            Fr w = twiddle(tw, half, j << (lg - 1 - s0 - q), inverse);
+            Fr a = sm[e0], b = sm[e1] * w;
+            sm[e0] = a + b;
+            sm[e1] = a - b;
+        }
+        __syncthreads();
+    }
+    for (uint32_t e = threadIdx.x; e < E; e += blockDim.x) {
+        uint32_t g = e % STRIDED_G, t = e / STRIDED_G;
+        d[high + base_low + g + ((size_t)t << s0)] = sm[e];
+    }
+}
+
 // d[i] *= c * g^i (c = 1/n for inverse transforms, g = coset generator or 1).
 extern "C" __global__ void ntt_scale_powers(Fr* d, uint32_t n, Fr c, Fr g) {
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;

@@ -32,6 +32,7 @@ const KERNELS: &[(&str, &[&str])] = &[
             "ntt_bitrev",
             "ntt_shared_stages",
             "ntt_stage",
+            "ntt_strided_stages",
             "ntt_scale_powers",
             "h_pointwise",
             "fr_test_op",
@@ -45,6 +46,7 @@ const KERNELS: &[(&str, &[&str])] = &[
             "scan_add",
             "density_popcount",
             "density_gather",
+            "fr_random",
         ],
     ),
     ("msm_g1", &MSM_G1),
@@ -265,6 +267,13 @@ impl Gpu {
             device: self.name.clone(),
             message: format!("no kernel {name}"),
         })
+    }
+
+    /// A CUDA event that records time, for benchmarks.
+    pub fn timing_event(&self) -> Result<cudarc::driver::CudaEvent, ProveError> {
+        self.ctx
+            .new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(|e| self.err("cuEventCreate", e))
     }
 
     /// Waits for all queued work; reports asynchronous kernel faults.

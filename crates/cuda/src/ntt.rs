@@ -13,6 +13,15 @@ use crate::gpu::{blocks, cfg, Gpu};
 /// log2 of the elements one shared-memory block transforms (`SH_LG` in ntt.cu).
 const SH_LG: u32 = 10;
 const FR_BYTES: usize = 32;
+/// Stages per strided shared-memory pass, and groups per block (`STRIDED_G` in ntt.cu).
+const STRIDED_LG: u32 = 6;
+const STRIDED_G: usize = 16;
+
+/// Whether the upper stages run as strided shared-memory passes (default) or one global
+/// radix-2 pass per stage (`FILPROVE_NTT_RADIX2=1`, kept for comparison).
+fn strided_enabled() -> bool {
+    std::env::var("FILPROVE_NTT_RADIX2").as_deref() != Ok("1")
+}
 
 /// Direction and coset of a transform.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,6 +146,27 @@ impl NttPlan {
                 .launch(cfg(n / bsize, threads, (bsize * FR_BYTES) as u32))
         }
         .map_err(|e| gpu.err("ntt_shared_stages", e))?;
+        if strided_enabled() {
+            // The remaining stages, up to STRIDED_LG at a time, in shared memory.
+            let mut s0 = k;
+            while s0 < lg {
+                let kk = STRIDED_LG.min(lg - s0);
+                let e = STRIDED_G << kk;
+                unsafe {
+                    s.launch_builder(gpu.func("ntt_strided_stages")?)
+                        .arg(&mut *data)
+                        .arg(&self.twiddles)
+                        .arg(&lg)
+                        .arg(&s0)
+                        .arg(&kk)
+                        .arg(&inv)
+                        .launch(cfg(n / e, (e / 2) as u32, (e * FR_BYTES) as u32))
+                }
+                .map_err(|e| gpu.err("ntt_strided_stages", e))?;
+                s0 += kk;
+            }
+            return Ok(());
+        }
         for st in k..lg {
             unsafe {
                 s.launch_builder(gpu.func("ntt_stage")?)

@@ -7,8 +7,9 @@
 // 3. msm_digits<true>: scatter "point index | sign << 31" into its bucket's slot
 //    (a counting sort; the order inside a bucket does not matter);
 // 4. msm_bucket_sum: one thread per bucket sums its points (XYZZ += affine);
-// 5. msm_bucket_reduce: per window, T threads each take a run of buckets and form
-//    sum (b+1) * bucket_b by running sums, then a shared-memory tree;
+// 5. msm_bucket_reduce: per window, S blocks of T threads each take a run of buckets and
+//    form sum (b+1) * bucket_b by running sums, then a shared-memory tree; xyzz_reduce
+//    adds the S partials of each window;
 // 6. msm_combine: Horner over the windows (c doublings each), plus the sum of the points
 //    whose scalar is 1 when the split MSM skipped them (msm_ones_sum + xyzz_reduce).
 #pragma once
@@ -81,13 +82,16 @@ __device__ __forceinline__ void block_tree_sum(Xyzz<F>* sm, uint32_t T) {
     __syncthreads();
 }
 
-// grid = windows blocks, blockDim.x = T (power of two, T <= B).
+// grid = windows * S blocks (S segments per window), blockDim.x = T (power of two,
+// T * S <= B). Block (w, s) writes sum over its buckets b of (b+1) * bucket_b to
+// partial[w * S + s]; xyzz_reduce then sums the S partials of each window.
 template <class F>
-__device__ __forceinline__ void msm_bucket_reduce(const Xyzz<F>* buckets, uint32_t c, Xyzz<F>* window_sums) {
+__device__ __forceinline__ void msm_bucket_reduce(const Xyzz<F>* buckets, uint32_t c, uint32_t S, Xyzz<F>* partial) {
     extern __shared__ unsigned char smraw[];
     Xyzz<F>* sm = reinterpret_cast<Xyzz<F>*>(smraw);
-    const uint32_t B = 1u << (c - 1), T = blockDim.x, L = B / T;
-    const uint32_t w = blockIdx.x, lo = threadIdx.x * L;
+    const uint32_t B = 1u << (c - 1), T = blockDim.x, L = B / (T * S);
+    const uint32_t w = blockIdx.x / S, seg = blockIdx.x % S;
+    const uint32_t lo = (seg * T + threadIdx.x) * L;
     const Xyzz<F>* bk = buckets + (size_t)w * B;
     Xyzz<F> running = Xyzz<F>::inf(), acc = Xyzz<F>::inf();
     for (uint32_t b = lo + L; b-- > lo;) {
@@ -97,7 +101,7 @@ __device__ __forceinline__ void msm_bucket_reduce(const Xyzz<F>* buckets, uint32
     // acc holds sum (b - lo + 1) * bucket_b; the weight is b + 1.
     sm[threadIdx.x] = acc.add(running.mul_small(lo));
     block_tree_sum(sm, T);
-    if (threadIdx.x == 0) window_sums[w] = sm[0];
+    if (threadIdx.x == 0) partial[blockIdx.x] = sm[0];
 }
 
 // One thread: out = sum_w 2^(c w) window_sums[w] (+ extra[0] when extra != null).
@@ -130,16 +134,17 @@ __device__ __forceinline__ void msm_ones_sum(const Affine<F>* bases, const Fr* s
     if (threadIdx.x == 0) partial[blockIdx.x] = sm[0];
 }
 
-// One block: out[0] = sum of in[0..n).
+// Block j: out[j] = sum of in[j*n .. (j+1)*n).
 template <class F>
 __device__ __forceinline__ void xyzz_reduce(const Xyzz<F>* in, uint32_t n, Xyzz<F>* out) {
     extern __shared__ unsigned char smraw[];
     Xyzz<F>* sm = reinterpret_cast<Xyzz<F>*>(smraw);
     Xyzz<F> acc = Xyzz<F>::inf();
+    in += (size_t)blockIdx.x * n;
     for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) acc = acc.add(in[i]);
     sm[threadIdx.x] = acc;
     block_tree_sum(sm, blockDim.x);
-    if (threadIdx.x == 0) out[0] = sm[0];
+    if (threadIdx.x == 0) out[blockIdx.x] = sm[0];
 }
 
 // extern "C" entry points for one curve; G is the kernel name prefix (g1, g2).
@@ -156,8 +161,9 @@ __device__ __forceinline__ void xyzz_reduce(const Xyzz<F>* in, uint32_t n, Xyzz<
                                                   const uint32_t* off, uint32_t nb, Xyzz<F>* out) {    \
         msm_bucket_sum<F>(b, sorted, off, nb, out);                                                    \
     }                                                                                                  \
-    extern "C" __global__ void G##_msm_bucket_reduce(const Xyzz<F>* bk, uint32_t c, Xyzz<F>* ws) {      \
-        msm_bucket_reduce<F>(bk, c, ws);                                                               \
+    extern "C" __global__ void G##_msm_bucket_reduce(const Xyzz<F>* bk, uint32_t c, uint32_t S,         \
+                                                     Xyzz<F>* part) {                                  \
+        msm_bucket_reduce<F>(bk, c, S, part);                                                          \
     }                                                                                                  \
     extern "C" __global__ void G##_msm_combine(const Xyzz<F>* ws, uint32_t w, uint32_t c,               \
                                                const Xyzz<F>* extra, Xyzz<F>* out) {                   \

@@ -1,0 +1,482 @@
+//! GPU benchmark: NTT, the H polynomial (7 NTTs + pointwise), G1 and G2 MSMs (uniform
+//! scalars, and the split MSM on a Filecoin-like 0/1 mix). Timed with CUDA events after a
+//! warm-up; the median of several runs. Prints a table last; `--json PATH` writes all rows.
+//!
+//! Usage: gpu_bench [--json PATH] [--quick]   (--quick: small sizes only, for a smoke run)
+
+use std::time::Instant;
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
+use cudarc::driver::{CudaSlice, PushKernelArg};
+use filprove_cuda::gpu::{blocks, cfg};
+use filprove_cuda::msm::{self, Curve, G1, G2};
+use filprove_cuda::ntt::{NttKind, NttPlan};
+use filprove_cuda::{field, Gpu};
+use filprove_groth16::ProveError;
+use group::{Curve as _, Group};
+use rand::SeedableRng;
+use rayon::prelude::*;
+
+struct Row {
+    what: String,
+    log_n: u32,
+    reps: usize,
+    ms: Vec<f64>,
+    floor_ms: Option<f64>,
+}
+
+impl Row {
+    fn median(&self) -> f64 {
+        let mut v = self.ms.clone();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    }
+}
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("gpu_bench: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), ProveError> {
+    let args: Vec<String> = std::env::args().collect();
+    let json = args
+        .iter()
+        .position(|a| a == "--json")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
+    let quick = args.iter().any(|a| a == "--quick");
+    let gpu = Gpu::open(0)?;
+    eprintln!("gpu_bench on {}", gpu.name());
+    let mut rows = Vec::new();
+
+    let ntt_sizes: &[u32] = if quick { &[16, 20] } else { &[20, 24, 26, 27] };
+    for &lg in ntt_sizes {
+        rows.push(bench_ntt(&gpu, lg)?);
+        print_row(rows.last().unwrap());
+    }
+    // The previous NTT (one global pass per upper stage), for comparison.
+    std::env::set_var("FILPROVE_NTT_RADIX2", "1");
+    for &lg in if quick {
+        &[20u32][..]
+    } else {
+        &[24u32, 27][..]
+    } {
+        let mut r = bench_ntt(&gpu, lg)?;
+        r.what = "NTT forward, radix-2 passes".into();
+        print_row(&r);
+        rows.push(r);
+    }
+    std::env::remove_var("FILPROVE_NTT_RADIX2");
+    let h_sizes: &[u32] = if quick { &[20] } else { &[20, 24, 27] };
+    for &lg in h_sizes {
+        rows.push(bench_h(&gpu, lg)?);
+        print_row(rows.last().unwrap());
+    }
+    let g1: &[(u32, bool)] = if quick {
+        &[(16, false), (20, false), (20, true)]
+    } else {
+        &[
+            (20, false),
+            (24, false),
+            (26, false),
+            (27, false),
+            (24, true),
+            (27, true),
+        ]
+    };
+    bench_msm::<G1>(&gpu, g1, &mut rows, g1_points)?;
+    let g2: &[(u32, bool)] = if quick {
+        &[(16, false), (16, true)]
+    } else {
+        &[(20, false), (24, false), (26, false), (24, true)]
+    };
+    bench_msm::<G2>(&gpu, g2, &mut rows, g2_points)?;
+
+    if !args.iter().any(|a| a == "--no-prove") {
+        let lg = if quick { 16 } else { 24 };
+        match bench_prove(lg) {
+            Ok(r) => {
+                print_row(&r);
+                rows.push(r);
+            }
+            Err(e) => eprintln!("  prove 2^{lg} failed: {e}"),
+        }
+    }
+
+    println!(
+        "\n{:<28} {:>6} {:>5} {:>11} {:>11} {:>10} {:>9}",
+        "what", "log2n", "reps", "median ms", "min ms", "floor ms", "floor/t"
+    );
+    for r in &rows {
+        let min = r.ms.iter().cloned().fold(f64::INFINITY, f64::min);
+        let (f, frac) = match r.floor_ms {
+            Some(f) => (format!("{f:.1}"), format!("{:.2}", f / r.median())),
+            None => ("-".into(), "-".into()),
+        };
+        println!(
+            "{:<28} {:>6} {:>5} {:>11.2} {:>11.2} {:>10} {:>9}",
+            r.what,
+            r.log_n,
+            r.reps,
+            r.median(),
+            min,
+            f,
+            frac
+        );
+    }
+    if let Some(path) = json {
+        let v: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|r| {
+                serde_json::json!({"what": r.what, "log_n": r.log_n, "reps": r.reps, "median_ms": r.median(),
+                    "all_ms": r.ms, "floor_ms": r.floor_ms})
+            })
+            .collect();
+        let doc = serde_json::json!({"device": gpu.name(), "rows": v});
+        std::fs::write(
+            &path,
+            serde_json::to_string_pretty(&doc).unwrap_or_default(),
+        )
+        .map_err(|e| ProveError::Invalid(format!("writing {path}: {e}")))?;
+    }
+    Ok(())
+}
+
+fn print_row(r: &Row) {
+    eprintln!(
+        "  {:<28} 2^{:<3} median {:.2} ms over {}",
+        r.what,
+        r.log_n,
+        r.median(),
+        r.reps
+    );
+}
+
+/// Runs `f` `warm` times, then times `reps` runs with CUDA events.
+fn time(
+    gpu: &Gpu,
+    warm: usize,
+    reps: usize,
+    mut f: impl FnMut() -> Result<(), ProveError>,
+) -> Result<Vec<f64>, ProveError> {
+    for _ in 0..warm {
+        f()?;
+    }
+    gpu.sync()?;
+    let mut ms = Vec::new();
+    for _ in 0..reps {
+        let (e0, e1) = (gpu.timing_event()?, gpu.timing_event()?);
+        e0.record(gpu.stream()).map_err(|e| gpu.err("event", e))?;
+        f()?;
+        e1.record(gpu.stream()).map_err(|e| gpu.err("event", e))?;
+        e1.synchronize().map_err(|e| gpu.err("event sync", e))?;
+        ms.push(e0.elapsed_ms(&e1).map_err(|e| gpu.err("elapsed", e))? as f64);
+    }
+    Ok(ms)
+}
+
+fn random_fr(gpu: &Gpu, n: usize, seed: u64, mode: u32) -> Result<CudaSlice<u8>, ProveError> {
+    let mut d = gpu.alloc::<u8>(n * 32)?;
+    let n32 = n as u32;
+    // SAFETY: fr_random(Fr*, u32, u64, u32); d holds n Fr.
+    unsafe {
+        gpu.stream()
+            .launch_builder(gpu.func("fr_random")?)
+            .arg(&mut d)
+            .arg(&n32)
+            .arg(&seed)
+            .arg(&mode)
+            .launch(cfg(blocks(n, 256), 256, 0))
+    }
+    .map_err(|e| gpu.err("fr_random", e))?;
+    Ok(d)
+}
+
+/// NTT floor: 7 NTTs of 2^27 in 0.21 s (facts.md), scaled by n log n.
+fn ntt_floor(lg: u32) -> f64 {
+    30.0 * ((1u64 << lg) as f64 * lg as f64) / ((1u64 << 27) as f64 * 27.0)
+}
+
+fn bench_ntt(gpu: &Gpu, lg: u32) -> Result<Row, ProveError> {
+    let n = 1usize << lg;
+    let plan = NttPlan::new(gpu, lg)?;
+    let mut d = random_fr(gpu, n, 1, 0)?;
+    let reps = if lg >= 26 { 5 } else { 9 };
+    let ms = time(gpu, 2, reps, || plan.run(gpu, &mut d, NttKind::Forward))?;
+    Ok(Row {
+        what: "NTT forward".into(),
+        log_n: lg,
+        reps,
+        ms,
+        floor_ms: Some(ntt_floor(lg)),
+    })
+}
+
+/// H on device-resident a, b, c: 3 iNTT, 3 coset NTT, pointwise, icoset NTT.
+fn bench_h(gpu: &Gpu, lg: u32) -> Result<Row, ProveError> {
+    let n = 1usize << lg;
+    let plan = NttPlan::new(gpu, lg)?;
+    let mut a = random_fr(gpu, n, 2, 0)?;
+    let mut b = random_fr(gpu, n, 3, 0)?;
+    let mut c = random_fr(gpu, n, 4, 0)?;
+    let reps = if lg >= 26 { 3 } else { 7 };
+    let (n32, zinv) = (
+        n as u32,
+        field::DevFr::from(filprove_groth16::Fr::from(5u64)),
+    );
+    let ms = time(gpu, 1, reps, || {
+        for d in [&mut a, &mut b, &mut c] {
+            plan.run(gpu, d, NttKind::Inverse)?;
+            plan.run(gpu, d, NttKind::CosetForward)?;
+        }
+        // SAFETY: h_pointwise(Fr*, const Fr*, const Fr*, u32, Fr); all hold n Fr.
+        unsafe {
+            gpu.stream()
+                .launch_builder(gpu.func("h_pointwise")?)
+                .arg(&mut a)
+                .arg(&b)
+                .arg(&c)
+                .arg(&n32)
+                .arg(&zinv)
+                .launch(cfg(blocks(n, 256).min(132 * 32), 256, 0))
+        }
+        .map_err(|e| gpu.err("h_pointwise", e))?;
+        plan.run(gpu, &mut a, NttKind::CosetInverse)
+    })?;
+    Ok(Row {
+        what: "H (7 NTT + pointwise)".into(),
+        log_n: lg,
+        reps,
+        ms,
+        floor_ms: Some(7.0 * ntt_floor(lg)),
+    })
+}
+
+const DISTINCT_LG: u32 = 20;
+
+fn g1_points(n: usize) -> Vec<G1Affine> {
+    walk(
+        n,
+        |r| G1Projective::random(r),
+        |v| {
+            let mut out = vec![G1Affine::default(); v.len()];
+            G1Projective::batch_normalize(v, &mut out);
+            out
+        },
+    )
+}
+
+fn g2_points(n: usize) -> Vec<G2Affine> {
+    walk(
+        n,
+        |r| G2Projective::random(r),
+        |v| {
+            let mut out = vec![G2Affine::default(); v.len()];
+            G2Projective::batch_normalize(v, &mut out);
+            out
+        },
+    )
+}
+
+/// n distinct points from 64 parallel random walks.
+fn walk<P: Group + Send + Sync, A: Send>(
+    n: usize,
+    random: fn(&mut rand_chacha::ChaCha8Rng) -> P,
+    normalize: fn(&[P]) -> Vec<A>,
+) -> Vec<A> {
+    let chunk = n.div_ceil(64);
+    (0..64usize)
+        .into_par_iter()
+        .flat_map_iter(|c| {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(c as u64 + 17);
+            let step = random(&mut rng);
+            let mut acc = random(&mut rng);
+            let len = chunk.min(n.saturating_sub(c * chunk));
+            let v: Vec<P> = (0..len)
+                .map(|_| {
+                    acc += step;
+                    acc
+                })
+                .collect();
+            normalize(&v)
+        })
+        .collect()
+}
+
+/// MSMs over bases tiled from 2^20 distinct points (the work per point is the same).
+fn bench_msm<C: Curve>(
+    gpu: &Gpu,
+    cases: &[(u32, bool)],
+    rows: &mut Vec<Row>,
+    points: fn(usize) -> Vec<C::Affine>,
+) -> Result<(), ProveError> {
+    let max_lg = cases.iter().map(|c| c.0).max().unwrap_or(0);
+    let max = 1usize << max_lg;
+    let distinct = 1usize << DISTINCT_LG.min(max_lg);
+    let t = Instant::now();
+    let host = points(distinct);
+    eprintln!(
+        "  {} points generated in {:.1} s",
+        C::PREFIX,
+        t.elapsed().as_secs_f64()
+    );
+    let mut bases = gpu.alloc::<u8>(max * C::AFFINE_BYTES)?;
+    {
+        let bytes = field::bytes_of(&host);
+        let mut head = bases.slice_mut(0..bytes.len());
+        gpu.stream()
+            .memcpy_htod(bytes, &mut head)
+            .map_err(|e| gpu.err("upload", e))?;
+    }
+    let mut have = distinct * C::AFFINE_BYTES;
+    let total = max * C::AFFINE_BYTES;
+    while have < total {
+        let len = have.min(total - have);
+        let (src, mut dst) = bases.split_at_mut(have);
+        let mut dst = dst.slice_mut(0..len);
+        let src = src.slice(0..len);
+        gpu.stream()
+            .memcpy_dtod(&src, &mut dst)
+            .map_err(|e| gpu.err("tile", e))?;
+        have += len;
+    }
+    let uniform = random_fr(gpu, max, 5, 0)?;
+    let mixed = random_fr(gpu, max, 6, 1)?;
+    for &(lg, split) in cases {
+        let n = 1usize << lg;
+        let scalars = if split { &mixed } else { &uniform };
+        let reps = if lg >= 26 { 3 } else { 5 };
+        let ms = time(gpu, 1, reps, || {
+            msm::msm::<C>(gpu, &bases, scalars, n, split).map(|_| ())
+        })?;
+        let floor = (!split && C::PREFIX == "g1").then(|| 570.0 * n as f64 / (1u64 << 27) as f64);
+        let what = format!(
+            "{} MSM {}",
+            C::PREFIX.to_uppercase(),
+            if split { "split 0/1 mix" } else { "uniform" }
+        );
+        rows.push(Row {
+            what,
+            log_n: lg,
+            reps,
+            ms,
+            floor_ms: floor,
+        });
+        print_row(rows.last().unwrap());
+    }
+    Ok(())
+}
+
+/// One whole proof through `CudaBackend::prove` (host wall clock: uploads from pageable
+/// memory, NTTs, five MSMs, downloads) on a synthetic circuit with a Filecoin-like witness:
+/// 2^lg - 64 constraints, as many aux variables (51 % 0, 47 % 1, 2 % uniform), all dense
+/// in A, every fourth dense in B. The SRS is random points (the prover does not check it).
+fn bench_prove(lg: u32) -> Result<Row, ProveError> {
+    use ff::Field;
+    use filprove_groth16::density::DensityBits;
+    use filprove_groth16::{
+        Backend, Fr, ProofInput, ProvingAssignment, Randomness, Srs, VerifyingKey,
+    };
+    let t = Instant::now();
+    let n = (1usize << lg) - 64;
+    // A full-size constant: other values are full-size field elements, one product each.
+    let big = Fr::from(0x1234_5678_9abc_def1u64).pow_vartime([0xfedc_ba98_7654_3211, 3]);
+    let mix = |i: usize, zero: u64, one: u64| -> Fr {
+        let h = (i as u64)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(17)
+            % 100;
+        if h < zero {
+            Fr::ZERO
+        } else if h < zero + one {
+            Fr::ONE
+        } else {
+            Fr::from(i as u64 + 3) * big
+        }
+    };
+    let a: Vec<Fr> = (0..n).into_par_iter().map(|i| mix(i, 49, 18)).collect();
+    let b: Vec<Fr> = (0..n).into_par_iter().map(|i| mix(i + 7, 49, 49)).collect();
+    let c: Vec<Fr> = a.par_iter().zip(b.par_iter()).map(|(x, y)| x * y).collect();
+    let aux: Vec<Fr> = (0..n)
+        .into_par_iter()
+        .map(|i| mix(i + 13, 51, 47))
+        .collect();
+    let mut a_den = DensityBits::with_capacity(n);
+    let mut b_den = DensityBits::with_capacity(n);
+    for i in 0..n {
+        a_den.push_set();
+        if i % 4 == 0 {
+            b_den.push_set();
+        } else {
+            b_den.push_clear();
+        }
+    }
+    let mut b_in = DensityBits::new();
+    b_in.push_set();
+    b_in.push_set();
+    let inputs = vec![Fr::ONE, Fr::from(5u64)];
+    let nb = 2 + b_den.count_ones();
+    let asg = ProvingAssignment {
+        a,
+        b,
+        c,
+        input_assignment: inputs,
+        aux_assignment: aux,
+        a_aux_density: a_den,
+        b_input_density: b_in,
+        b_aux_density: b_den,
+    };
+    let g1 = g1_points(1 << 16);
+    let g2 = g2_points(1 << 14);
+    let tile1 = |len: usize| -> Vec<G1Affine> {
+        (0..len).into_par_iter().map(|i| g1[i % g1.len()]).collect()
+    };
+    let tile2 = |len: usize| -> Vec<G2Affine> {
+        (0..len).into_par_iter().map(|i| g2[i % g2.len()]).collect()
+    };
+    let srs = Srs {
+        vk: VerifyingKey {
+            alpha_g1: g1[1],
+            beta_g1: g1[2],
+            beta_g2: g2[1],
+            gamma_g2: g2[2],
+            delta_g1: g1[3],
+            delta_g2: g2[3],
+            ic: tile1(2),
+        },
+        h: tile1((1 << lg) - 1),
+        l: tile1(n),
+        a: tile1(2 + n),
+        b_g1: tile1(nb),
+        b_g2: tile2(nb),
+    };
+    eprintln!(
+        "  prove 2^{lg}: synthetic circuit and SRS made in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    let backend = filprove_cuda::CudaBackend::new(0)?;
+    let input = [ProofInput {
+        assignment: &asg,
+        randomness: Randomness {
+            r: Fr::from(11u64),
+            s: Fr::from(13u64),
+        },
+    }];
+    backend.prove(&srs, &input)?; // warm-up
+    let mut ms = Vec::new();
+    for _ in 0..3 {
+        let t = Instant::now();
+        backend.prove(&srs, &input)?;
+        ms.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok(Row {
+        what: "prove (wall, incl. uploads)".into(),
+        log_n: lg,
+        reps: 3,
+        ms,
+        floor_ms: None,
+    })
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds the CUDA crate's test binaries and benchmark in release mode and copies them,
+# stripped, into <repo>/.device/ (ignored via .git/info/exclude) for scripts/gpu-run.sh.
+# FILPROVE_CUDA_ARCHS=sm_90 builds only the H200's SASS (faster while iterating).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root"
+grep -qx '/.device/' .git/info/exclude 2>/dev/null || echo '/.device/' >> .git/info/exclude
+rm -rf .device && mkdir -p .device/tests
+cargo build -p filprove-cuda --release --examples
+cargo test -p filprove-cuda --release --no-run --message-format=json 2>/dev/null |
+    python3 -c '
+import json, sys
+for line in sys.stdin:
+    try: m = json.loads(line)
+    except ValueError: continue
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"] \
+            and m["package_id"].find("filprove-cuda") >= 0:
+        print(m["target"]["name"], m["executable"])
+' | while read -r name exe; do
+    cp "$exe" ".device/tests/$name"
+done
+cp target/release/examples/gpu_bench .device/gpu_bench
+strip .device/gpu_bench .device/tests/* 2>/dev/null || true
+ls -la .device .device/tests
+du -sh .device
