@@ -84,7 +84,12 @@ pub fn select(choice: BackendChoice) -> Result<Arc<dyn Backend>> {
 }
 
 fn cuda_backend() -> std::result::Result<Arc<dyn Backend>, String> {
-    Err("the CUDA backend is not wired into this build yet".into())
+    if std::env::var_os("BELLMAN_NO_GPU").is_some() {
+        return Err("BELLMAN_NO_GPU is set".into());
+    }
+    filprove_cuda::CudaBackend::new(0)
+        .map(|b| Arc::new(b) as Arc<dyn Backend>)
+        .map_err(|e| e.to_string())
 }
 
 /// Loads the parameters of `spec` from `dir` (checking the digest against the network

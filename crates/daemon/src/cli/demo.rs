@@ -35,6 +35,13 @@ pub struct DemoArgs {
     /// Parameter directory.
     #[arg(long)]
     pub params_dir: Option<PathBuf>,
+    /// Derive r and s from this seed instead of the OS: with the same seed, every backend
+    /// must write byte-identical proofs (compare the proofs/ directories).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Where the proofs go (default DIR/proofs).
+    #[arg(long)]
+    pub proofs_dir: Option<PathBuf>,
 }
 
 /// Runs `filprove demo`.
@@ -61,9 +68,12 @@ pub fn run(args: DemoArgs) -> Result<()> {
         set
     };
     let backend = backend::select(args.backend)?;
-    let proofs_dir = args.dir.join("proofs");
+    let proofs_dir = args.proofs_dir.clone().unwrap_or_else(|| args.dir.join("proofs"));
     std::fs::create_dir_all(&proofs_dir)?;
-    let mut rng = rand_chacha::ChaCha20Rng::from_entropy();
+    let mut rng = match args.seed {
+        Some(seed) => rand_chacha::ChaCha20Rng::seed_from_u64(seed),
+        None => rand_chacha::ChaCha20Rng::from_entropy(),
+    };
 
     let mut rows = Vec::new();
     for kind in &args.kinds {
