@@ -5,28 +5,19 @@ mod common;
 
 use std::time::Instant;
 
-use filprove_filecoin::fixtures;
 use filprove_filecoin::{prove, ProofKind};
 use filprove_groth16::cpu::CpuBackend;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 #[test]
-#[ignore = "seals 8 MiB sectors (tens of seconds on 2 cores)"]
+#[ignore = "seals 8 MiB sectors (about a minute on 2 cores)"]
 fn fixtures_and_post_8m() {
-    let env = common::env();
-    let dir = env.root.join("8m");
-    let t = Instant::now();
-    let set = fixtures::make(&dir, 8 << 20, &ProofKind::ALL, 8).unwrap();
-    eprintln!("made 8 MiB fixtures in {:.1?}", t.elapsed());
+    let set = common::set_8m();
     for kind in ProofKind::ALL {
         let req = set.request(kind).unwrap();
         assert_eq!(req.circuit().sector_size, 8 << 20);
     }
-    assert_eq!(
-        set.request(ProofKind::SnapDeals).unwrap().num_partitions(),
-        4
-    );
     for kind in [ProofKind::WindowPoSt, ProofKind::WinningPoSt] {
         let req = set.request(kind).unwrap();
         let srs = common::srs(&req.circuit());
@@ -39,6 +30,36 @@ fn fixtures_and_post_8m() {
         .unwrap();
         assert!(req.verify(&proof).unwrap());
     }
+}
+
+/// SnapDeals at 8 MiB has 4 partitions: synthesized in parallel, each satisfied, and each
+/// one's circuit inputs equal the verifier's public inputs (the partition index is one).
+#[test]
+#[ignore = "seals 8 MiB sectors and synthesizes 4 partitions (minutes on 2 cores)"]
+fn snap_8m_partitions_are_consistent() {
+    let req = common::set_8m().request(ProofKind::SnapDeals).unwrap();
+    assert_eq!(req.num_partitions(), 4);
+    let t = Instant::now();
+    let parts = req.synthesize_all().unwrap();
+    eprintln!("synthesized 4 snap-8m partitions in {:.1?}", t.elapsed());
+    let publics = req.public_inputs().unwrap();
+    for (k, part) in parts.iter().enumerate() {
+        let a = &part.assignment;
+        assert_eq!(
+            &a.input_assignment[1..],
+            &part.public_inputs[..],
+            "partition {k}"
+        );
+        assert_eq!(part.public_inputs, publics[k]);
+        assert!(
+            a.a.iter()
+                .zip(&a.b)
+                .zip(&a.c)
+                .all(|((x, y), z)| *x * y == *z),
+            "partition {k}"
+        );
+    }
+    assert_ne!(publics[0], publics[1]);
 }
 
 /// filecoin-proofs' own C2 and update prover read the parameter files we generate, and

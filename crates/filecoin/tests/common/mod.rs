@@ -57,25 +57,35 @@ pub fn env() -> &'static Env {
             std::env::set_var("FIL_PROOFS_PARENT_CACHE", root.join("parents"));
         }
         std::env::remove_var("FIL_PROOFS_VERIFY_PRODUCTION_PARAMS");
-        let dir = root.join("2k");
-        let set_2k = locked(&root, || {
-            let done = dir.join(".done");
-            if done.is_file() {
-                FixtureSet::open(&dir, 2048)
-            } else {
-                let t = Instant::now();
-                let set = fixtures::make(&dir, 2048, &ProofKind::ALL, FIXTURE_SEED).unwrap();
-                fs::write(&done, b"").unwrap();
-                eprintln!("made 2 KiB fixtures in {:.2?}", t.elapsed());
-                set
-            }
-        });
+        let set_2k = make_once(&root, "2k", 2048);
         Env {
             root,
             params,
             set_2k,
         }
     })
+}
+
+/// The fixtures of `sector_size` in `<root>/<name>`, made once (under the lock).
+fn make_once(root: &Path, name: &str, sector_size: u64) -> FixtureSet {
+    let dir = root.join(name);
+    locked(root, || {
+        let done = dir.join(".done");
+        if done.is_file() {
+            FixtureSet::open(&dir, sector_size)
+        } else {
+            let t = Instant::now();
+            let set = fixtures::make(&dir, sector_size, &ProofKind::ALL, FIXTURE_SEED).unwrap();
+            fs::write(&done, b"").unwrap();
+            eprintln!("made {name} fixtures in {:.2?}", t.elapsed());
+            set
+        }
+    })
+}
+
+/// The 8 MiB fixtures (made on first use; about a minute on 2 cores).
+pub fn set_8m() -> FixtureSet {
+    make_once(&env().root, "8m", 8 << 20)
 }
 
 /// Makes sure the test parameters of `spec` exist (generating them once, under the lock).
