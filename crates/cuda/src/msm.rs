@@ -315,3 +315,25 @@ pub fn msm_host<C: Curve>(
     let r = msm::<C>(gpu, &db, &ds, n, split)?;
     download_point::<C>(gpu, &r)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every window width in use leaves the top window as full as the others (c - 1 bits
+    /// of a 255-bit scalar plus the carry), and the reduction segments tile the buckets.
+    #[test]
+    fn windows_are_full_and_segments_tile() {
+        for lg in 0..=32u32 {
+            let c = window_bits(1usize << lg);
+            let top_bits = 255 - c * (windows(c) - 1);
+            assert_eq!(top_bits, c - 1, "c = {c}");
+            for t in [G1::REDUCE_THREADS, G2::REDUCE_THREADS] {
+                let b = 1u32 << (c - 1);
+                let s = reduce_segments(c, t);
+                assert_eq!(b % (t * s), 0, "c = {c}, T = {t}, S = {s}");
+                assert!(b / (t * s) >= 1);
+            }
+        }
+    }
+}
