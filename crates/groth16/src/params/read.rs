@@ -28,6 +28,12 @@ use crate::error::ParamsError;
 use crate::{G1Affine, G2Affine, Srs, VerifyingKey};
 
 /// How to read a parameter file.
+///
+/// Cost (2-core VM, the 1.1 GB 2 KiB PoRep file, 10.9 M points): `validate: false` reads it
+/// in 3.8 s, `validate: true` in 673 s (a subgroup check is about 60 us of CPU per point).
+/// For network files, check the digest against the manifest (1.8 s, see
+/// [`super::Manifest::check`]) and read with `validate: false`; validate files of unknown
+/// origin.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReadOptions {
     /// Check that every section point is on the curve and in the prime-order subgroup.
