@@ -110,3 +110,21 @@ fn filecoin_proofs_prover_uses_our_params() {
     .unwrap();
     assert!(req.verify(&out.0).unwrap());
 }
+
+/// Prints how long witness generation takes per 2 KiB kind (for docs/benchmarks).
+#[test]
+#[ignore = "timings only"]
+fn synthesis_timings_2k() {
+    for kind in ProofKind::ALL {
+        let req = common::request(kind);
+        let t = Instant::now();
+        let part = req.synthesize(0).unwrap();
+        eprintln!(
+            "{}: {} constraints, {} aux, synthesized in {:.2?}",
+            req.circuit().short_name,
+            part.assignment.num_constraints(),
+            part.assignment.aux_assignment.len(),
+            t.elapsed()
+        );
+    }
+}
