@@ -1,7 +1,6 @@
-//! PoRep and SnapDeals through the daemon, 2 KiB. Ignored by default: their test
-//! parameters take minutes to generate on 2 cores (PoRep 2 KiB: about 14 min, 5 GB RAM) and
-//! a CPU proof takes about a minute. Run with `cargo test -p filprove --test daemon_heavy
-//! -- --ignored`.
+//! PoRep and SnapDeals through the daemon, 2 KiB, proved on the CPU and verified by
+//! filecoin-proofs: about a minute each on 2 cores, plus parameter generation the first time
+//! (shared with the filecoin crate's tests; PoRep 2 KiB: one to three minutes).
 
 mod daemon_support;
 
@@ -34,7 +33,6 @@ async fn prove(addr: &str, kind: ProofKind, id: &str) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "generates SnapDeals 2 KiB parameters (minutes)"]
 async fn snapdeals_proves_through_the_daemon() {
     ensure_params("snap-2k");
     let d = TestDaemon::start(|_| {});
@@ -42,7 +40,6 @@ async fn snapdeals_proves_through_the_daemon() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "generates PoRep 2 KiB parameters (about 14 minutes, 5 GB)"]
 async fn porep_proves_through_the_daemon() {
     ensure_params("porep-2k");
     let d = TestDaemon::start(|_| {});
