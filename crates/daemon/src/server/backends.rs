@@ -5,15 +5,21 @@ use std::sync::Arc;
 use filprove_groth16::cpu::CpuBackend;
 use filprove_groth16::Backend;
 
-/// Why the CUDA backend cannot be used in this build or on this machine.
-///
-/// The hook for `filprove_cuda`: once that crate exposes device discovery, this returns
-/// one backend per visible device (honouring `CUDA_VISIBLE_DEVICES` and `BELLMAN_NO_GPU`).
+/// One CUDA backend per visible device (`CUDA_VISIBLE_DEVICES` is applied by the driver),
+/// or why there is none: `BELLMAN_NO_GPU` set, a build without kernels, no driver, no
+/// device, or a device that fails to initialize.
 pub fn cuda_backends() -> Result<Vec<Arc<dyn Backend>>, String> {
     if std::env::var_os("BELLMAN_NO_GPU").is_some_and(|v| !v.is_empty() && v != "0") {
         return Err("BELLMAN_NO_GPU is set".into());
     }
-    Err("this build of filprove has no CUDA backend yet (filprove-cuda exposes no devices)".into())
+    let n = filprove_cuda::gpu::device_count().map_err(|e| e.to_string())?;
+    (0..n)
+        .map(|ordinal| {
+            filprove_cuda::CudaBackend::new(ordinal)
+                .map(|b| Arc::new(b) as Arc<dyn Backend>)
+                .map_err(|e| format!("device {ordinal}: {e}"))
+        })
+        .collect()
 }
 
 /// The backends for `kind` ("cpu", "cuda", "auto"), one per device.
@@ -45,4 +51,23 @@ pub fn build(kind: &str) -> anyhow::Result<Vec<Arc<dyn Backend>>> {
         tracing::info!(backend = %b.name(), "using backend");
     }
     Ok(backends)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuda_when_required_fails_loudly_and_auto_falls_back() {
+        std::env::set_var("BELLMAN_NO_GPU", "1");
+        let err = build("cuda").err().unwrap().to_string();
+        assert!(
+            err.starts_with("cuda unavailable: BELLMAN_NO_GPU is set"),
+            "{err}"
+        );
+        let auto = build("auto").unwrap();
+        assert_eq!(auto.iter().map(|b| b.name()).collect::<Vec<_>>(), ["cpu"]);
+        assert_eq!(build("cpu").unwrap().len(), 1);
+        assert!(build("opencl").is_err());
+    }
 }
