@@ -27,6 +27,10 @@ enum Command {
     Demo(cli::demo::DemoArgs),
     /// Time our prover against filecoin-proofs' own on the same request.
     Compare(cli::compare::CompareArgs),
+    /// Run the proving daemon (cuzk.v1 gRPC, HTTP /metrics /status /healthz).
+    Daemon(filprove::server::DaemonArgs),
+    #[command(flatten)]
+    Client(filprove::client::ClientCommand),
 }
 
 /// Our info lines; filecoin-proofs' per-step chatter only from warnings up (RUST_LOG overrides).
@@ -36,7 +40,10 @@ const DEFAULT_LOG_FILTER: &str = "info,filecoin_proofs=warn,storage_proofs_core=
 fn main() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
     let result = match Cli::parse().command {
         Command::Prove(a) => cli::prove::run(a),
         Command::Verify(a) => cli::verify::run(a),
@@ -44,6 +51,8 @@ fn main() {
         Command::Fixtures(a) => cli::fixtures::run(a),
         Command::Demo(a) => cli::demo::run(a),
         Command::Compare(a) => cli::compare::run(a),
+        Command::Daemon(a) => filprove::server::run_daemon(a),
+        Command::Client(c) => filprove::client::run_client(c),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");

@@ -12,9 +12,7 @@
 //! variable for the densities; nothing is allocated per constraint. A 32 GiB PoRep
 //! partition (130.3 M constraints, 130.2 M aux) takes about 12 GiB + 3.9 GiB.
 
-use bellperson::{
-    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
-};
+use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use ff::Field;
 
 use crate::density::DensityBits;
@@ -56,7 +54,12 @@ impl ProvingAssignment {
     /// Call once, after synthesis (done by [`ProvingAssignment::synthesize`]).
     pub fn finish(&mut self) {
         for i in 0..self.input_assignment.len() {
-            self.enforce(|| "", |lc| lc + Variable::new_unchecked(Index::Input(i)), |lc| lc, |lc| lc);
+            self.enforce(
+                || "",
+                |lc| lc + Variable::new_unchecked(Index::Input(i)),
+                |lc| lc,
+                |lc| lc,
+            );
         }
     }
 
@@ -95,7 +98,11 @@ fn eval(
         if bool::from(coeff.is_zero()) {
             continue;
         }
-        acc += if *coeff == Fr::ONE { inputs[i] } else { inputs[i] * coeff };
+        acc += if *coeff == Fr::ONE {
+            inputs[i]
+        } else {
+            inputs[i] * coeff
+        };
         if let Some(d) = input_density.as_deref_mut() {
             d.set(i);
         }
@@ -105,7 +112,11 @@ fn eval(
         if bool::from(coeff.is_zero()) {
             continue;
         }
-        acc += if *coeff == Fr::ONE { aux[i] } else { aux[i] * coeff };
+        acc += if *coeff == Fr::ONE {
+            aux[i]
+        } else {
+            aux[i] * coeff
+        };
         if let Some(d) = aux_density.as_deref_mut() {
             d.set(i);
         }
@@ -129,7 +140,9 @@ impl ConstraintSystem<Fr> for ProvingAssignment {
         self.aux_assignment.push(f()?);
         self.a_aux_density.push_clear();
         self.b_aux_density.push_clear();
-        Ok(Variable::new_unchecked(Index::Aux(self.aux_assignment.len() - 1)))
+        Ok(Variable::new_unchecked(Index::Aux(
+            self.aux_assignment.len() - 1,
+        )))
     }
 
     fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
@@ -140,7 +153,9 @@ impl ConstraintSystem<Fr> for ProvingAssignment {
     {
         self.input_assignment.push(f()?);
         self.b_input_density.push_clear();
-        Ok(Variable::new_unchecked(Index::Input(self.input_assignment.len() - 1)))
+        Ok(Variable::new_unchecked(Index::Input(
+            self.input_assignment.len() - 1,
+        )))
     }
 
     fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
@@ -206,7 +221,8 @@ impl ConstraintSystem<Fr> for ProvingAssignment {
         self.a.extend_from_slice(&other.a);
         self.b.extend_from_slice(&other.b);
         self.c.extend_from_slice(&other.c);
-        self.input_assignment.extend_from_slice(other.input_assignment.get(1..).unwrap_or(&[]));
+        self.input_assignment
+            .extend_from_slice(other.input_assignment.get(1..).unwrap_or(&[]));
         self.aux_assignment.extend_from_slice(&other.aux_assignment);
     }
 }

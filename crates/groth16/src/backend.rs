@@ -16,7 +16,10 @@ impl Randomness {
     /// Fresh random r and s.
     pub fn random<R: rand_core::RngCore>(rng: &mut R) -> Self {
         use ff::Field;
-        Self { r: Fr::random(&mut *rng), s: Fr::random(&mut *rng) }
+        Self {
+            r: Fr::random(&mut *rng),
+            s: Fr::random(&mut *rng),
+        }
     }
 }
 

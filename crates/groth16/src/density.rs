@@ -18,7 +18,11 @@ impl DensityBits {
 
     /// An empty vector with room for `n` bits.
     pub fn with_capacity(n: usize) -> Self {
-        Self { words: Vec::with_capacity(n.div_ceil(64)), len: 0, count: 0 }
+        Self {
+            words: Vec::with_capacity(n.div_ceil(64)),
+            len: 0,
+            count: 0,
+        }
     }
 
     /// Appends a clear bit (a new variable, not yet seen in the query).

@@ -33,7 +33,10 @@ impl Proof {
     /// Decodes one proof; points must be valid, in the subgroup and not the identity.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, ProofDecodeError> {
         if bytes.len() != Self::SIZE {
-            return Err(ProofDecodeError::Length { expected: Self::SIZE, got: bytes.len() });
+            return Err(ProofDecodeError::Length {
+                expected: Self::SIZE,
+                got: bytes.len(),
+            });
         }
         let mut a = <G1Affine as GroupEncoding>::Repr::default();
         a.as_mut().copy_from_slice(&bytes[..48]);
@@ -41,9 +44,12 @@ impl Proof {
         b.as_mut().copy_from_slice(&bytes[48..144]);
         let mut c = <G1Affine as GroupEncoding>::Repr::default();
         c.as_mut().copy_from_slice(&bytes[144..]);
-        let a = Option::<G1Affine>::from(G1Affine::from_bytes(&a)).ok_or(ProofDecodeError::Point("A"))?;
-        let b = Option::<G2Affine>::from(G2Affine::from_bytes(&b)).ok_or(ProofDecodeError::Point("B"))?;
-        let c = Option::<G1Affine>::from(G1Affine::from_bytes(&c)).ok_or(ProofDecodeError::Point("C"))?;
+        let a = Option::<G1Affine>::from(G1Affine::from_bytes(&a))
+            .ok_or(ProofDecodeError::Point("A"))?;
+        let b = Option::<G2Affine>::from(G2Affine::from_bytes(&b))
+            .ok_or(ProofDecodeError::Point("B"))?;
+        let c = Option::<G1Affine>::from(G1Affine::from_bytes(&c))
+            .ok_or(ProofDecodeError::Point("C"))?;
         Ok(Self { a, b, c })
     }
 

@@ -102,7 +102,12 @@ pub fn load_srs(spec: &CircuitSpec, dir: &Path, validate: bool) -> Result<Srs> {
     let stage = Stage::start(format!("loading parameters {}", path.display()));
     let srs = Srs::read_file(&path, &ReadOptions { validate })
         .with_context(|| format!("loading parameters for {}", spec.short_name))?;
-    stage.done(&format!("{} h, {} l, {} a points", srs.h.len(), srs.l.len(), srs.a.len()));
+    stage.done(&format!(
+        "{} h, {} l, {} a points",
+        srs.h.len(),
+        srs.l.len(),
+        srs.a.len()
+    ));
     Ok(srs)
 }
 

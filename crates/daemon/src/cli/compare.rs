@@ -33,16 +33,37 @@ pub struct CompareArgs {
 /// Proves `req` with filecoin-proofs-api's own prover (bellperson on the CPU).
 pub fn prove_reference(req: &ProofRequest) -> Result<Vec<u8>> {
     Ok(match req.body() {
-        RequestBody::PoRep { c1, sector_number, miner_id } => {
+        RequestBody::PoRep {
+            c1,
+            sector_number,
+            miner_id,
+        } => {
             let prover_id = filprove_filecoin::request::prover_id_from_miner_id(*miner_id);
-            seal::seal_commit_phase2((**c1).clone(), prover_id, SectorId::from(*sector_number))?.proof
+            seal::seal_commit_phase2((**c1).clone(), prover_id, SectorId::from(*sector_number))?
+                .proof
         }
-        RequestBody::WinningPoSt { registered, miner_id, randomness, vanilla_proofs } => {
+        RequestBody::WinningPoSt {
+            registered,
+            miner_id,
+            randomness,
+            vanilla_proofs,
+        } => {
             let prover_id = filprove_filecoin::request::prover_id_from_miner_id(*miner_id);
-            let out = post::generate_winning_post_with_vanilla(*registered, randomness, prover_id, vanilla_proofs)?;
+            let out = post::generate_winning_post_with_vanilla(
+                *registered,
+                randomness,
+                prover_id,
+                vanilla_proofs,
+            )?;
             out.into_iter().flat_map(|(_, p)| p).collect()
         }
-        RequestBody::WindowPoSt { registered, miner_id, randomness, partition_index, vanilla_proofs } => {
+        RequestBody::WindowPoSt {
+            registered,
+            miner_id,
+            randomness,
+            partition_index,
+            vanilla_proofs,
+        } => {
             let prover_id = filprove_filecoin::request::prover_id_from_miner_id(*miner_id);
             post::generate_single_window_post_with_vanilla(
                 *registered,
@@ -53,9 +74,26 @@ pub fn prove_reference(req: &ProofRequest) -> Result<Vec<u8>> {
             )?
             .0
         }
-        RequestBody::SnapDeals { registered, comm_r_old, comm_r_new, comm_d_new, vanilla_proofs } => {
-            let parts = vanilla_proofs.iter().cloned().map(PartitionProofBytes).collect();
-            update::generate_empty_sector_update_proof_with_vanilla(*registered, parts, *comm_r_old, *comm_r_new, *comm_d_new)?.0
+        RequestBody::SnapDeals {
+            registered,
+            comm_r_old,
+            comm_r_new,
+            comm_d_new,
+            vanilla_proofs,
+        } => {
+            let parts = vanilla_proofs
+                .iter()
+                .cloned()
+                .map(PartitionProofBytes)
+                .collect();
+            update::generate_empty_sector_update_proof_with_vanilla(
+                *registered,
+                parts,
+                *comm_r_old,
+                *comm_r_new,
+                *comm_d_new,
+            )?
+            .0
         }
     })
 }
@@ -84,8 +122,9 @@ pub fn run(args: CompareArgs) -> Result<()> {
     let total = args.runs + usize::from(!args.no_warmup);
     for i in 0..total {
         let warm = i == 0 && !args.no_warmup;
-        let randomness: Vec<Randomness> =
-            (0..req.num_partitions()).map(|_| Randomness::random(&mut rng)).collect();
+        let randomness: Vec<Randomness> = (0..req.num_partitions())
+            .map(|_| Randomness::random(&mut rng))
+            .collect();
         let t = Instant::now();
         let (_, report) = prove_request(&req, backend.as_ref(), &srs, &randomness)?;
         let ours_s = t.elapsed().as_secs_f64() - report.verify_s;
@@ -96,7 +135,9 @@ pub fn run(args: CompareArgs) -> Result<()> {
         let theirs_s = t.elapsed().as_secs_f64();
         stage.done("");
         if !req.verify(&reference)? {
-            bail!("filecoin-proofs' own proof does not verify: the parameter files are inconsistent");
+            bail!(
+                "filecoin-proofs' own proof does not verify: the parameter files are inconsistent"
+            );
         }
         if warm {
             eprintln!("[filprove] warm-up: ours {ours_s:.2} s, filecoin-proofs {theirs_s:.2} s (includes its parameter load)");

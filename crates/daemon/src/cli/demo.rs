@@ -27,7 +27,11 @@ pub struct DemoArgs {
     #[arg(long, default_value = "2KiB")]
     pub sector_size: String,
     /// Proof kinds.
-    #[arg(long, value_delimiter = ',', default_value = "porep,winning-post,window-post,snap")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "porep,winning-post,window-post,snap"
+    )]
     pub kinds: Vec<ProofKind>,
     /// Prover backend.
     #[arg(long, value_enum, default_value = "auto", env = "FILPROVE_BACKEND")]
@@ -47,12 +51,18 @@ pub struct DemoArgs {
 /// Runs `filprove demo`.
 pub fn run(args: DemoArgs) -> Result<()> {
     let size = sector_size(&args.sector_size)?;
-    let params_dir = match (&args.params_dir, std::env::var_os("FIL_PROOFS_PARAMETER_CACHE")) {
+    let params_dir = match (
+        &args.params_dir,
+        std::env::var_os("FIL_PROOFS_PARAMETER_CACHE"),
+    ) {
         (Some(d), _) => backend::resolve_params_dir(Some(d)),
         (None, Some(_)) => backend::resolve_params_dir(None),
         (None, None) => {
             let d = args.dir.join("params");
-            eprintln!("[filprove] FIL_PROOFS_PARAMETER_CACHE is unset: using {} for test parameters", d.display());
+            eprintln!(
+                "[filprove] FIL_PROOFS_PARAMETER_CACHE is unset: using {} for test parameters",
+                d.display()
+            );
             backend::resolve_params_dir(Some(&d))
         }
     };
@@ -62,13 +72,20 @@ pub fn run(args: DemoArgs) -> Result<()> {
         eprintln!("[filprove] reusing fixtures in {}", fixtures.display());
         existing
     } else {
-        let stage = Stage::start(format!("sealing a {} sector and writing inputs to {}", args.sector_size, fixtures.display()));
+        let stage = Stage::start(format!(
+            "sealing a {} sector and writing inputs to {}",
+            args.sector_size,
+            fixtures.display()
+        ));
         let set = filprove_filecoin::fixtures::make(&fixtures, size, &args.kinds, 0)?;
         stage.done("");
         set
     };
     let backend = backend::select(args.backend)?;
-    let proofs_dir = args.proofs_dir.clone().unwrap_or_else(|| args.dir.join("proofs"));
+    let proofs_dir = args
+        .proofs_dir
+        .clone()
+        .unwrap_or_else(|| args.dir.join("proofs"));
     std::fs::create_dir_all(&proofs_dir)?;
     let mut rng = match args.seed {
         Some(seed) => rand_chacha::ChaCha20Rng::seed_from_u64(seed),
@@ -81,13 +98,18 @@ pub fn run(args: DemoArgs) -> Result<()> {
         let req = ProofRequest::from_request_json(&read_input(&set.requests[&kind])?)?;
         let spec = req.circuit();
         if !spec.params_path(&params_dir).exists() || !spec.vk_path(&params_dir).exists() {
-            let stage = Stage::start(format!("generating test parameters for {}", spec.short_name));
-            let out = spec.generate_params(&params_dir, &mut rand_chacha::ChaCha20Rng::seed_from_u64(0))?;
+            let stage = Stage::start(format!(
+                "generating test parameters for {}",
+                spec.short_name
+            ));
+            let out =
+                spec.generate_params(&params_dir, &mut rand_chacha::ChaCha20Rng::seed_from_u64(0))?;
             stage.done(&format!("{:.1} s", out.generate_secs));
         }
         let srs = backend::load_srs(&spec, &params_dir, false)?;
-        let randomness: Vec<Randomness> =
-            (0..req.num_partitions()).map(|_| Randomness::random(&mut rng)).collect();
+        let randomness: Vec<Randomness> = (0..req.num_partitions())
+            .map(|_| Randomness::random(&mut rng))
+            .collect();
         let (bytes, report) = prove_request(&req, backend.as_ref(), &srs, &randomness)?;
         let out = proofs_dir.join(format!("{kind}.proof"));
         write_atomic(&out, &bytes)?;
@@ -95,11 +117,20 @@ pub fn run(args: DemoArgs) -> Result<()> {
     }
     println!();
     println!("backend: {}", backend.name());
-    println!("{:<13} {:<12} {:>11} {:>11} {:>9} {:>9} {:>7}  verified", "kind", "circuit", "constraints", "synthesis", "prove", "verify", "bytes");
+    println!(
+        "{:<13} {:<12} {:>11} {:>11} {:>9} {:>9} {:>7}  verified",
+        "kind", "circuit", "constraints", "synthesis", "prove", "verify", "bytes"
+    );
     for (kind, circuit, r, len) in rows {
         println!(
             "{:<13} {:<12} {:>11} {:>9.2} s {:>7.2} s {:>7.2} s {:>7}  yes (filecoin-proofs)",
-            kind.to_string(), circuit, r.constraints, r.synthesis_s, r.prove_s, r.verify_s, len
+            kind.to_string(),
+            circuit,
+            r.constraints,
+            r.synthesis_s,
+            r.prove_s,
+            r.verify_s,
+            len
         );
     }
     Ok(())

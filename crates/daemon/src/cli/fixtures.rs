@@ -19,7 +19,11 @@ pub struct FixturesArgs {
     #[arg(long, default_value = "2KiB")]
     pub sector_size: String,
     /// Proof kinds to make inputs for.
-    #[arg(long, value_delimiter = ',', default_value = "porep,winning-post,window-post,snap")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "porep,winning-post,window-post,snap"
+    )]
     pub kinds: Vec<ProofKind>,
     /// Seed of the sector data and randomness.
     #[arg(long, default_value_t = 0)]
@@ -28,13 +32,19 @@ pub struct FixturesArgs {
 
 /// Parses a sector size such as `2KiB` or `536870912`.
 pub fn sector_size(s: &str) -> Result<u64> {
-    parse_sector_size(s).with_context(|| format!("unknown sector size {s:?} (try 2KiB, 8MiB, 512MiB, 32GiB, 64GiB)"))
+    parse_sector_size(s).with_context(|| {
+        format!("unknown sector size {s:?} (try 2KiB, 8MiB, 512MiB, 32GiB, 64GiB)")
+    })
 }
 
 /// Runs `filprove fixtures`.
 pub fn run(args: FixturesArgs) -> Result<()> {
     let size = sector_size(&args.sector_size)?;
-    let stage = Stage::start(format!("sealing a {} sector and writing inputs to {}", args.sector_size, args.out.display()));
+    let stage = Stage::start(format!(
+        "sealing a {} sector and writing inputs to {}",
+        args.sector_size,
+        args.out.display()
+    ));
     let set = filprove_filecoin::fixtures::make(&args.out, size, &args.kinds, args.seed)?;
     stage.done("");
     for (kind, path) in &set.requests {

@@ -78,7 +78,10 @@ pub fn check_digest(path: &Path) -> Result<Checked> {
 /// Parses a short circuit name, listing the known ones on error.
 pub fn spec_by_name(name: &str) -> Result<CircuitSpec> {
     CircuitSpec::from_short_name(name).with_context(|| {
-        let known: Vec<String> = CircuitSpec::all().into_iter().map(|s| s.short_name).collect();
+        let known: Vec<String> = CircuitSpec::all()
+            .into_iter()
+            .map(|s| s.short_name)
+            .collect();
         format!("unknown circuit {name:?}; known: {}", known.join(", "))
     })
 }
@@ -87,18 +90,31 @@ pub fn spec_by_name(name: &str) -> Result<CircuitSpec> {
 pub fn run(cmd: ParamsCommand) -> Result<()> {
     match cmd {
         ParamsCommand::List(a) => list(&resolve_params_dir(a.params_dir.as_deref())),
-        ParamsCommand::Check(a) => check(&resolve_params_dir(a.dir.params_dir.as_deref()), a.circuit.as_deref(), a.validate),
-        ParamsCommand::Generate(a) => generate(&resolve_params_dir(a.dir.params_dir.as_deref()), &a),
+        ParamsCommand::Check(a) => check(
+            &resolve_params_dir(a.dir.params_dir.as_deref()),
+            a.circuit.as_deref(),
+            a.validate,
+        ),
+        ParamsCommand::Generate(a) => {
+            generate(&resolve_params_dir(a.dir.params_dir.as_deref()), &a)
+        }
     }
 }
 
 fn list(dir: &Path) -> Result<()> {
     println!("parameter directory: {}", dir.display());
-    println!("{:<16} {:<10} {:>12} {:>12}  file", "circuit", "state", "size", "domain");
+    println!(
+        "{:<16} {:<10} {:>12} {:>12}  file",
+        "circuit", "state", "size", "domain"
+    );
     for spec in CircuitSpec::all() {
         let path = spec.params_path(dir);
         let (state, size, domain) = match ParamsHeader::read(&path) {
-            Ok(h) => ("present", format!("{:.1} MB", h.file_len as f64 / 1e6), format!("2^{}", (h.h.count + 1).next_power_of_two().trailing_zeros())),
+            Ok(h) => (
+                "present",
+                format!("{:.1} MB", h.file_len as f64 / 1e6),
+                format!("2^{}", (h.h.count + 1).next_power_of_two().trailing_zeros()),
+            ),
             Err(_) if path.exists() => ("BAD", "-".into(), "-".into()),
             Err(_) => ("missing", "-".into(), "-".into()),
         };
@@ -108,7 +124,9 @@ fn list(dir: &Path) -> Result<()> {
             state,
             size,
             domain,
-            path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+            path.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
         );
     }
     Ok(())
@@ -126,7 +144,11 @@ fn check(dir: &Path, only: Option<&str>, validate: bool) -> Result<()> {
         for path in [spec.params_path(dir), spec.vk_path(dir)] {
             if !path.exists() {
                 if only.is_some() {
-                    bail!("{} is missing; generate it with `filprove params generate --circuit {}`", path.display(), spec.short_name);
+                    bail!(
+                        "{} is missing; generate it with `filprove params generate --circuit {}`",
+                        path.display(),
+                        spec.short_name
+                    );
                 }
                 continue;
             }
@@ -142,13 +164,15 @@ fn check(dir: &Path, only: Option<&str>, validate: bool) -> Result<()> {
             };
             if path.extension().is_some_and(|e| e == "params") {
                 match ParamsHeader::read(&path) {
-                    Ok(_) if validate => match Srs::read_file(&path, &ReadOptions { validate: true }) {
-                        Ok(_) => outcome.push_str("; every point valid"),
-                        Err(e) => {
-                            failures += 1;
-                            outcome.push_str(&format!("; FAILED: {e}"));
+                    Ok(_) if validate => {
+                        match Srs::read_file(&path, &ReadOptions { validate: true }) {
+                            Ok(_) => outcome.push_str("; every point valid"),
+                            Err(e) => {
+                                failures += 1;
+                                outcome.push_str(&format!("; FAILED: {e}"));
+                            }
                         }
-                    },
+                    }
                     Ok(_) => outcome.push_str("; layout ok"),
                     Err(e) => {
                         failures += 1;
@@ -173,13 +197,20 @@ fn generate(dir: &Path, args: &GenerateArgs) -> Result<()> {
             bail!("{name}: generating {} parameters takes hours and ~100 GB; pass --allow-large to do it anyway", spec.short_name);
         }
         if spec.params_path(dir).exists() && spec.vk_path(dir).exists() && !args.force {
-            println!("{name}: present ({}), skipped (use --force to regenerate)", spec.params_path(dir).display());
+            println!(
+                "{name}: present ({}), skipped (use --force to regenerate)",
+                spec.params_path(dir).display()
+            );
             continue;
         }
         let stage = Stage::start(format!("generating parameters for {name}"));
         let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(args.seed);
         let out = spec.generate_params(dir, &mut rng)?;
-        stage.done(&format!("{} (generation {:.1} s)", out.params_path.display(), out.generate_secs));
+        stage.done(&format!(
+            "{} (generation {:.1} s)",
+            out.params_path.display(),
+            out.generate_secs
+        ));
     }
     Ok(())
 }

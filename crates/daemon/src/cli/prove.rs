@@ -42,7 +42,10 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>> {
         .with_context(|| format!("cannot read {}", path.display()))?
         .len();
     if len > MAX_INPUT_BYTES {
-        bail!("{} is {len} bytes, more than the {MAX_INPUT_BYTES}-byte limit", path.display());
+        bail!(
+            "{} is {len} bytes, more than the {MAX_INPUT_BYTES}-byte limit",
+            path.display()
+        );
     }
     std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
 }
@@ -93,17 +96,29 @@ pub fn prove_request(
     srs: &Srs,
     randomness: &[Randomness],
 ) -> Result<(Vec<u8>, ProveReport)> {
-    let mut report = ProveReport { partitions: req.num_partitions(), ..Default::default() };
-    let stage = Stage::start(format!("synthesizing {} partition(s) of {}", report.partitions, req.kind()));
+    let mut report = ProveReport {
+        partitions: req.num_partitions(),
+        ..Default::default()
+    };
+    let stage = Stage::start(format!(
+        "synthesizing {} partition(s) of {}",
+        report.partitions,
+        req.kind()
+    ));
     let partitions = req.synthesize_all()?;
-    report.constraints = partitions.first().map_or(0, |p| p.assignment.num_constraints());
+    report.constraints = partitions
+        .first()
+        .map_or(0, |p| p.assignment.num_constraints());
     report.synthesis_s = stage.done(&format!("{} constraints each", report.constraints));
 
     let stage = Stage::start(format!("proving on {}", backend.name()));
     let inputs: Vec<ProofInput<'_>> = partitions
         .iter()
         .zip(randomness)
-        .map(|(p, &randomness)| ProofInput { assignment: &p.assignment, randomness })
+        .map(|(p, &randomness)| ProofInput {
+            assignment: &p.assignment,
+            randomness,
+        })
         .collect();
     let proofs: Vec<Proof> = backend.prove(srs, &inputs)?;
     report.prove_s = stage.done("");
@@ -125,13 +140,19 @@ pub fn prove_request(
 /// Runs `filprove prove`.
 pub fn run(args: ProveArgs) -> Result<()> {
     let dir = backend::resolve_params_dir(args.prover.params_dir.as_deref());
-    let req = load_request(args.request.as_deref(), args.c1.as_deref(), args.sector_number, args.miner_id)?;
+    let req = load_request(
+        args.request.as_deref(),
+        args.c1.as_deref(),
+        args.sector_number,
+        args.miner_id,
+    )?;
     let spec = req.circuit();
     let backend = backend::select(args.prover.backend)?;
     let srs = backend::load_srs(&spec, &dir, args.prover.validate_params)?;
     let mut rng = rand::rngs::OsRng;
-    let randomness: Vec<Randomness> =
-        (0..req.num_partitions()).map(|_| Randomness::random(&mut rng)).collect();
+    let randomness: Vec<Randomness> = (0..req.num_partitions())
+        .map(|_| Randomness::random(&mut rng))
+        .collect();
     let (bytes, report) = prove_request(&req, backend.as_ref(), &srs, &randomness)?;
     write_atomic(&args.out, &bytes)?;
     println!(

@@ -13,7 +13,10 @@ impl Stage {
     pub fn start(name: impl Into<String>) -> Self {
         let name = name.into();
         eprintln!("[filprove] {name} ...");
-        Self { name, start: Instant::now() }
+        Self {
+            name,
+            start: Instant::now(),
+        }
     }
 
     /// Reports the stage as done (with an optional detail) and returns its seconds.

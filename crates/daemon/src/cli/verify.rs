@@ -34,7 +34,12 @@ pub struct VerifyArgs {
 /// Runs `filprove verify`; exits non-zero when the proof is invalid.
 pub fn run(args: VerifyArgs) -> Result<()> {
     backend::resolve_params_dir(args.params_dir.as_deref());
-    let req = load_request(args.request.as_deref(), args.c1.as_deref(), args.sector_number, args.miner_id)?;
+    let req = load_request(
+        args.request.as_deref(),
+        args.c1.as_deref(),
+        args.sector_number,
+        args.miner_id,
+    )?;
     let proof = read_input(&args.proof)?;
     if req.verify(&proof)? {
         println!("valid {} proof ({} bytes)", req.kind(), proof.len());
