@@ -1,5 +1,6 @@
-//! Larger sectors, run on request (`cargo test -p filprove-filecoin --test larger -- --ignored`):
-//! 8 MiB fixtures of every kind, and WindowPoSt / WinningPoSt proofs at 8 MiB.
+//! Larger sectors and filecoin-proofs' own prover: 8 MiB fixtures of every kind, WindowPoSt /
+//! WinningPoSt proofs at 8 MiB, SnapDeals partitions at 8 MiB, and filecoin-proofs' prover
+//! reading the parameter files we generate.
 
 mod common;
 
@@ -11,7 +12,6 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 #[test]
-#[ignore = "seals 8 MiB sectors (about a minute on 2 cores)"]
 fn fixtures_and_post_8m() {
     let set = common::set_8m();
     for kind in ProofKind::ALL {
@@ -35,7 +35,6 @@ fn fixtures_and_post_8m() {
 /// SnapDeals at 8 MiB has 4 partitions: synthesized in parallel, each satisfied, and each
 /// one's circuit inputs equal the verifier's public inputs (the partition index is one).
 #[test]
-#[ignore = "seals 8 MiB sectors and synthesizes 4 partitions (minutes on 2 cores)"]
 fn snap_8m_partitions_are_consistent() {
     let req = common::set_8m().request(ProofKind::SnapDeals).unwrap();
     assert_eq!(req.num_partitions(), 4);
@@ -65,7 +64,6 @@ fn snap_8m_partitions_are_consistent() {
 /// filecoin-proofs' own C2 and update prover read the parameter files we generate, and
 /// their proofs pass our verification (about two minutes on 2 cores).
 #[test]
-#[ignore = "runs filecoin-proofs' own CPU prover (minutes)"]
 fn filecoin_proofs_prover_uses_our_params() {
     use filprove_filecoin::RequestBody;
     let req = common::request(ProofKind::PoRep);
@@ -109,22 +107,4 @@ fn filecoin_proofs_prover_uses_our_params() {
     )
     .unwrap();
     assert!(req.verify(&out.0).unwrap());
-}
-
-/// Prints how long witness generation takes per 2 KiB kind (for docs/benchmarks).
-#[test]
-#[ignore = "timings only"]
-fn synthesis_timings_2k() {
-    for kind in ProofKind::ALL {
-        let req = common::request(kind);
-        let t = Instant::now();
-        let part = req.synthesize(0).unwrap();
-        eprintln!(
-            "{}: {} constraints, {} aux, synthesized in {:.2?}",
-            req.circuit().short_name,
-            part.assignment.num_constraints(),
-            part.assignment.aux_assignment.len(),
-            t.elapsed()
-        );
-    }
 }

@@ -381,23 +381,6 @@ mod tests {
         }
     }
 
-    /// Timing of window widths (prints only).
-    #[test]
-    #[ignore = "benchmark"]
-    fn window_timing() {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-        let scalars: Vec<Fr> = (0..1 << 18).map(|_| Fr::random(&mut rng)).collect();
-        for w in [12, 16, 18, 20] {
-            let t = std::time::Instant::now();
-            let table = FixedBaseTable::with_window(G1Projective::generator(), w);
-            let built = t.elapsed();
-            let t = std::time::Instant::now();
-            let out = table.mul_all(&scalars);
-            println!("w {w}: table {built:.2?}, 2^18 G1 muls {:.2?}", t.elapsed());
-            assert_eq!(out[0], (G1Projective::generator() * scalars[0]).to_affine());
-        }
-    }
-
     #[test]
     fn batch_accumulator_doubling_and_cancellation() {
         let g = G1Projective::generator();

@@ -1,7 +1,7 @@
 //! Timing of reading a real parameter file (prints figures; asserts only consistency).
 //!
 //! ```text
-//! PARAMS_BENCH_FILE=/path/v28-....params cargo test -p filprove-groth16 --test params_read_bench -- --ignored --nocapture
+//! PARAMS_BENCH_FILE=/path/v28-....params cargo run --release -p filprove-groth16 --example params_read_bench
 //! ```
 
 use std::time::Instant;
@@ -9,9 +9,7 @@ use std::time::Instant;
 use filprove_groth16::params::{file_digest, ParamsHeader, ReadOptions};
 use filprove_groth16::{Srs, VerifyingKey};
 
-#[test]
-#[ignore = "benchmark: needs PARAMS_BENCH_FILE"]
-fn read_real_params() {
+fn main() {
     let Ok(path) = std::env::var("PARAMS_BENCH_FILE") else {
         println!("PARAMS_BENCH_FILE not set");
         return;

@@ -1,7 +1,7 @@
 //! Timing of parameter generation (prints figures; asserts nothing about speed).
 //!
 //! ```text
-//! KEYGEN_BENCH_LOG2=21 cargo test -p filprove-groth16 --test keygen_bench -- --ignored --nocapture
+//! KEYGEN_BENCH_LOG2=21 cargo run --release -p filprove-groth16 --example keygen_bench
 //! ```
 //! `KEYGEN_BENCH_LOG2` (default 21) sets the domain: the synthetic circuit has
 //! 2^LOG2 - 64 constraints. `KEYGEN_BENCH_BELLPERSON=1` also times bellperson's
@@ -86,8 +86,6 @@ fn peak_rss_mib() -> u64 {
         .map_or(0, |kib| kib / 1024)
 }
 
-#[test]
-#[ignore = "benchmark: run with --ignored --nocapture"]
 fn keygen_timing() {
     let log2: u32 = std::env::var("KEYGEN_BENCH_LOG2")
         .ok()
@@ -168,8 +166,6 @@ fn cpu_secs() -> f64 {
     (tick(11) + tick(12)) as f64 / 100.0
 }
 
-#[test]
-#[ignore = "benchmark: run with --ignored --nocapture"]
 fn curve_op_costs() {
     use group::Curve;
     let g = G1Projective::generator();
@@ -209,4 +205,13 @@ fn curve_op_costs() {
         (cpu_secs() - c) * 1e9 / n as f64,
         x.is_zero()
     );
+}
+
+/// `cargo run --release -p filprove-groth16 --example keygen_bench [curve-ops]`
+fn main() {
+    if std::env::args().any(|a| a == "curve-ops") {
+        curve_op_costs();
+    } else {
+        keygen_timing();
+    }
 }
