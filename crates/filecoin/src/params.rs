@@ -109,6 +109,18 @@ impl CircuitSpec {
         cache_dir: &Path,
         rng: &mut R,
     ) -> Result<GeneratedParams, FilecoinError> {
+        self.generate_params_with(cache_dir, rng, Generator::Filprove)
+    }
+
+    /// [`CircuitSpec::generate_params`] with a chosen generator: ours, or bellperson's
+    /// `generate_random_parameters` (what filecoin-proofs' own generator runs), to compare
+    /// the two on the same circuit.
+    pub fn generate_params_with<R: RngCore>(
+        &self,
+        cache_dir: &Path,
+        rng: &mut R,
+        generator: Generator,
+    ) -> Result<GeneratedParams, FilecoinError> {
         fs::create_dir_all(cache_dir).map_err(|e| FilecoinError::io("create", cache_dir, e))?;
         let start = Instant::now();
         let srs = match self.registered {
@@ -116,28 +128,31 @@ impl CircuitSpec {
                 fn g<Tree: 'static + MerkleTreeTrait>(
                     p: filecoin_proofs_api::RegisteredSealProof,
                     rng: &mut dyn RngCore,
+                    generator: Generator,
                 ) -> Result<Srs, FilecoinError> {
-                    keygen(porep::blank::<Tree>(p)?, rng)
+                    keygen(porep::blank::<Tree>(p)?, rng, generator)
                 }
-                with_tree!(self.sector_size, g, p, &mut *rng)?
+                with_tree!(self.sector_size, g, p, &mut *rng, generator)?
             }
             RegisteredProof::PoSt(p) => {
                 fn g<Tree: 'static + MerkleTreeTrait>(
                     p: filecoin_proofs_api::RegisteredPoStProof,
                     rng: &mut dyn RngCore,
+                    generator: Generator,
                 ) -> Result<Srs, FilecoinError> {
-                    keygen(post::blank::<Tree>(p)?, rng)
+                    keygen(post::blank::<Tree>(p)?, rng, generator)
                 }
-                with_tree!(self.sector_size, g, p, &mut *rng)?
+                with_tree!(self.sector_size, g, p, &mut *rng, generator)?
             }
             RegisteredProof::Update(p) => {
                 fn g<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
                     p: filecoin_proofs_api::RegisteredUpdateProof,
                     rng: &mut dyn RngCore,
+                    generator: Generator,
                 ) -> Result<Srs, FilecoinError> {
-                    keygen(update::blank::<Tree>(p), rng)
+                    keygen(update::blank::<Tree>(p), rng, generator)
                 }
-                with_tree!(self.sector_size, g, p, &mut *rng)?
+                with_tree!(self.sector_size, g, p, &mut *rng, generator)?
             }
         };
         let generate_secs = start.elapsed().as_secs_f64();
@@ -155,12 +170,35 @@ impl CircuitSpec {
     }
 }
 
-/// Parameter generation for one blank circuit (filprove's multi-threaded keygen; the same
-/// parameters bellperson's `generate_random_parameters` makes from the same random values).
-fn keygen<C: Circuit<Fr>>(circuit: C, mut rng: &mut dyn RngCore) -> Result<Srs, FilecoinError> {
-    Ok(filprove_groth16::keygen::generate_parameters(
-        circuit, &mut rng,
-    )?)
+/// Which parameter generator to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Generator {
+    /// filprove's multi-threaded keygen (the same parameters as bellperson's
+    /// `generate_parameters` with the standard generators and the same toxic waste).
+    Filprove,
+    /// bellperson's `generate_random_parameters`, which filecoin-proofs' own generator calls.
+    Bellperson,
+}
+
+/// Parameter generation for one blank circuit.
+fn keygen<C: Circuit<Fr>>(
+    circuit: C,
+    mut rng: &mut dyn RngCore,
+    generator: Generator,
+) -> Result<Srs, FilecoinError> {
+    match generator {
+        Generator::Filprove => Ok(filprove_groth16::keygen::generate_parameters(
+            circuit, &mut rng,
+        )?),
+        Generator::Bellperson => {
+            let params =
+                bellperson::groth16::generate_random_parameters::<filprove_groth16::Bls12, _, _>(
+                    circuit, &mut rng,
+                )
+                .map_err(|e| FilecoinError::Params(format!("bellperson generator: {e}")))?;
+            Ok(Srs::from(&params))
+        }
+    }
 }
 
 fn write_srs(srs: &Srs, params_path: &Path, vk_path: &Path) -> Result<(), FilecoinError> {

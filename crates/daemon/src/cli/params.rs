@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
-use filprove_filecoin::CircuitSpec;
+use filprove_filecoin::{CircuitSpec, Generator};
 use filprove_groth16::params::{Checked, Manifest, ParamsHeader, ReadOptions};
 use filprove_groth16::Srs;
 use rand::SeedableRng;
@@ -63,6 +63,10 @@ pub struct GenerateArgs {
     /// Allow sizes that take hours (32 GiB, 64 GiB).
     #[arg(long)]
     allow_large: bool,
+    /// Use bellperson's generator (what filecoin-proofs runs) instead of ours: slow, for
+    /// comparing the two on the same circuit.
+    #[arg(long)]
+    bellperson: bool,
 }
 
 /// The network's manifest (filecoin-proofs' parameters.json, embedded in storage-proofs).
@@ -203,9 +207,21 @@ fn generate(dir: &Path, args: &GenerateArgs) -> Result<()> {
             );
             continue;
         }
-        let stage = Stage::start(format!("generating parameters for {name}"));
+        let stage = Stage::start(format!(
+            "generating parameters for {name}{}",
+            if args.bellperson {
+                " with bellperson's generator"
+            } else {
+                ""
+            }
+        ));
         let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(args.seed);
-        let out = spec.generate_params(dir, &mut rng)?;
+        let generator = if args.bellperson {
+            Generator::Bellperson
+        } else {
+            Generator::Filprove
+        };
+        let out = spec.generate_params_with(dir, &mut rng, generator)?;
         stage.done(&format!(
             "{} (generation {:.1} s)",
             out.params_path.display(),
