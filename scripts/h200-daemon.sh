@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# On the H200 machine with a carried release `filprove`: the daemon on the GPU (and on the
+# CPU for comparison) driven over gRPC by `filprove bench` with concurrent 2 KiB PoRep
+# requests, every proof verified by the daemon before it is returned; then parameter
+# generation, ours against bellperson's (filecoin-proofs') generator on the same circuits.
+#
+#   bash scripts/h200-daemon.sh OUTDIR [count] [concurrency]
+set -uo pipefail
+out="${1:?usage: h200-daemon.sh OUTDIR [count] [concurrency]}"
+count="${2:-16}"; conc="${3:-8}"
+bin="${FILPROVE_BIN:-.device/filprove}"
+work="${FILPROVE_WORK:-/tmp/filprove-daemon}"
+export FIL_PROOFS_PARAMETER_CACHE="$work/params"
+mkdir -p "$out" "$work"
+: > "$out/summary.txt"
+note() { echo "$*" | tee -a "$out/summary.txt"; }
+note "$(date -u) $(nproc) cores $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
+"$bin" fixtures --out "$work/fx" --sector-size 2KiB >> "$out/log.txt" 2>&1 || note "fixtures FAILED"
+t0=$(date +%s.%N); "$bin" params generate --circuit porep-2k,winning-2k,wpost-2k >> "$out/log.txt" 2>&1 || note "params FAILED"
+note "filprove keygen porep-2k+winning-2k+wpost-2k: $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s"
+
+for backend in cuda cpu; do
+  sock="$work/$backend.sock"
+  cat > "$work/$backend.toml" <<TOML
+[server]
+unix_socket = "$sock"
+http_listen = "127.0.0.1:9821"
+[engine]
+backend = "$backend"
+partition_workers = 8
+gpu_workers_per_device = 2
+TOML
+  "$bin" daemon -c "$work/$backend.toml" > "$out/daemon-$backend.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.2; done
+  n=$count; [ "$backend" = cpu ] && n=$(( count / 2 ))
+  "$bin" bench --addr "$sock" --request "$work/fx/porep.request.json" -n "$n" -j "$conc" --json > "$out/bench-$backend.json" 2>> "$out/log.txt" \
+    && note "bench $backend porep-2k n=$n j=$conc: $(cat "$out/bench-$backend.json")" || note "bench $backend FAILED"
+  "$bin" bench --addr "$sock" --request "$work/fx/winning-post.request.json" -n 8 -j 4 --json > "$out/bench-$backend-winning.json" 2>> "$out/log.txt" \
+    && note "bench $backend winning-2k n=8 j=4: $(cat "$out/bench-$backend-winning.json")" || note "bench $backend winning FAILED"
+  python3 -c 'import urllib.request,sys; sys.stdout.write(urllib.request.urlopen("http://127.0.0.1:9821/metrics").read().decode())' > "$out/metrics-$backend.txt" 2>&1
+  kill -TERM "$pid"; wait "$pid"; note "daemon $backend exit after SIGTERM: $?"
+done
+grep -E "partition|timing" "$out/daemon-cuda.log" | tail -n 5 >> "$out/summary.txt"
+
+for c in wpost-2k winning-2k porep-2k; do
+  t0=$(date +%s.%N)
+  if timeout 240 "$bin" params generate --circuit "$c" --params-dir "$work/params-bellperson" --bellperson >> "$out/log.txt" 2>&1; then r=ok; else r=FAILED/timeout; fi
+  bp=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
+  t0=$(date +%s.%N)
+  "$bin" params generate --circuit "$c" --params-dir "$work/params-ours" >> "$out/log.txt" 2>&1
+  ours=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
+  note "keygen $c: bellperson $bp s ($r), filprove $ours s"
+done
+cat "$out/summary.txt"
