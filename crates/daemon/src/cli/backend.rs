@@ -3,10 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use filprove_filecoin::CircuitSpec;
-use filprove_groth16::cpu::CpuBackend;
 use filprove_groth16::params::ReadOptions;
 use filprove_groth16::{Backend, Srs};
 
@@ -62,34 +61,18 @@ pub fn resolve_params_dir(explicit: Option<&Path>) -> PathBuf {
     }
 }
 
-/// Builds the chosen backend; `auto` falls back to the CPU only when no GPU is usable,
-/// and says why.
+/// Builds the chosen backend (the first device's, for one-shot commands) with the daemon's
+/// selection rules: `auto` falls back to the CPU only when no GPU is usable, and says why.
 pub fn select(choice: BackendChoice) -> Result<Arc<dyn Backend>> {
-    let backend: Arc<dyn Backend> = match choice {
-        BackendChoice::Cpu => Arc::new(CpuBackend::new(None)?),
-        BackendChoice::Cuda => match cuda_backend() {
-            Ok(b) => b,
-            Err(why) => bail!("the CUDA backend was asked for but is unavailable: {why}"),
-        },
-        BackendChoice::Auto => match cuda_backend() {
-            Ok(b) => b,
-            Err(why) => {
-                log::warn!("no usable GPU ({why}); proving on the CPU");
-                Arc::new(CpuBackend::new(None)?)
-            }
-        },
+    let kind = match choice {
+        BackendChoice::Auto => "auto",
+        BackendChoice::Cpu => "cpu",
+        BackendChoice::Cuda => "cuda",
     };
-    log::info!("backend: {}", backend.name());
-    Ok(backend)
-}
-
-fn cuda_backend() -> std::result::Result<Arc<dyn Backend>, String> {
-    if std::env::var_os("BELLMAN_NO_GPU").is_some() {
-        return Err("BELLMAN_NO_GPU is set".into());
-    }
-    filprove_cuda::CudaBackend::new(0)
-        .map(|b| Arc::new(b) as Arc<dyn Backend>)
-        .map_err(|e| e.to_string())
+    crate::server::backends::build(kind)?
+        .into_iter()
+        .next()
+        .context("no backend available")
 }
 
 /// Loads the parameters of `spec` from `dir` (checking the digest against the network

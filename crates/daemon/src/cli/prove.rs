@@ -13,9 +13,9 @@ use super::stage::Stage;
 /// Largest input file read (C1 outputs of 32 GiB sectors are about 50 MB).
 pub const MAX_INPUT_BYTES: u64 = 512 << 20;
 
-/// Arguments of `filprove prove`.
+/// Which request a command works on: a request file, or a PoRep C1 output.
 #[derive(Args, Debug)]
-pub struct ProveArgs {
+pub struct RequestArgs {
     /// A request file of any proof kind (see docs/formats.md).
     #[arg(long, conflicts_with = "c1", required_unless_present = "c1")]
     pub request: Option<PathBuf>,
@@ -29,6 +29,25 @@ pub struct ProveArgs {
     /// Miner actor id (for --c1).
     #[arg(long, default_value_t = 1000)]
     pub miner_id: u64,
+}
+
+impl RequestArgs {
+    /// Reads and parses the request.
+    pub fn load(&self) -> Result<ProofRequest> {
+        load_request(
+            self.request.as_deref(),
+            self.c1.as_deref(),
+            self.sector_number,
+            self.miner_id,
+        )
+    }
+}
+
+/// Arguments of `filprove prove`.
+#[derive(Args, Debug)]
+pub struct ProveArgs {
+    #[command(flatten)]
+    pub input: RequestArgs,
     /// Where to write the proof (bytes exactly as filecoin-proofs-api returns them).
     #[arg(long, short)]
     pub out: PathBuf,
@@ -140,12 +159,7 @@ pub fn prove_request(
 /// Runs `filprove prove`.
 pub fn run(args: ProveArgs) -> Result<()> {
     let dir = backend::resolve_params_dir(args.prover.params_dir.as_deref());
-    let req = load_request(
-        args.request.as_deref(),
-        args.c1.as_deref(),
-        args.sector_number,
-        args.miner_id,
-    )?;
+    let req = args.input.load()?;
     let spec = req.circuit();
     let backend = backend::select(args.prover.backend)?;
     let srs = backend::load_srs(&spec, &dir, args.prover.validate_params)?;

@@ -1,0 +1,132 @@
+//! The `filprove` binary's one-shot commands, run as a user would: real fixtures, real
+//! parameters, filecoin-proofs' verifier; bad inputs give a readable error, exit 1, never a
+//! panic, and leave no output file behind.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn filprove(args: &[&str], params: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_filprove"))
+        .args(args)
+        .env("FIL_PROOFS_PARAMETER_CACHE", params)
+        .env("FILPROVE_BACKEND", "cpu")
+        .env_remove("FIL_PROOFS_VERIFY_PRODUCTION_PARAMS")
+        .output()
+        .expect("run filprove")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A failure the way users should see it: exit code 1, an `error:` line, no panic.
+fn assert_clean_failure(o: &Output, needle: &str) {
+    let t = text(o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("error:"), "{t}");
+    assert!(t.contains(needle), "expected {needle:?} in: {t}");
+    assert!(!t.contains("panicked"), "{t}");
+}
+
+#[test]
+fn fixtures_params_prove_verify_and_bad_inputs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (fx, params) = (tmp.path().join("fx"), tmp.path().join("params"));
+    let s = |p: &Path| p.to_str().unwrap().to_owned();
+    let request = s(&fx.join("winning-post.request.json"));
+    let proof = tmp.path().join("winning.proof");
+
+    let o = filprove(
+        &[
+            "fixtures",
+            "--out",
+            &s(&fx),
+            "--kinds",
+            "winning-post,porep",
+        ],
+        &params,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+
+    // Missing parameters: the error names the command that makes them; no proof file.
+    let o = filprove(
+        &["prove", "--request", &request, "--out", &s(&proof)],
+        &params,
+    );
+    assert_clean_failure(&o, "filprove params generate --circuit winning-2k");
+    assert!(!proof.exists());
+
+    let o = filprove(&["params", "generate", "--circuit", "winning-2k"], &params);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = filprove(&["params", "list"], &params);
+    let listed = text(&o);
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.starts_with("winning-2k") && l.contains("present")),
+        "{listed}"
+    );
+    // Locally generated files carry the production names, so the network manifest's digest
+    // check must reject them.
+    let o = filprove(&["params", "check", "--circuit", "winning-2k"], &params);
+    assert_clean_failure(&o, "does not match");
+
+    let o = filprove(
+        &["prove", "--request", &request, "--out", &s(&proof)],
+        &params,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(std::fs::read(&proof).unwrap().len(), 192);
+    let o = filprove(
+        &["verify", "--request", &request, "--proof", &s(&proof)],
+        &params,
+    );
+    assert!(
+        o.status.success() && text(&o).contains("valid winning-post proof"),
+        "{}",
+        text(&o)
+    );
+
+    // A flipped bit is caught by filecoin-proofs' verifier (or by point decoding).
+    let mut bytes = std::fs::read(&proof).unwrap();
+    bytes[150] ^= 1;
+    let bad = tmp.path().join("bad.proof");
+    std::fs::write(&bad, &bytes).unwrap();
+    let o = filprove(
+        &["verify", "--request", &request, "--proof", &s(&bad)],
+        &params,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(!text(&o).contains("panicked"));
+
+    // A truncated C1 output: a parse error naming the file, and no output written.
+    let c1 = std::fs::read(fx.join("porep-c1.json")).unwrap();
+    let truncated = tmp.path().join("truncated-c1.json");
+    std::fs::write(&truncated, &c1[..c1.len() / 2]).unwrap();
+    let out = tmp.path().join("never.proof");
+    let o = filprove(
+        &["prove", "--c1", &s(&truncated), "--out", &s(&out)],
+        &params,
+    );
+    assert_clean_failure(&o, "truncated-c1.json");
+    assert!(!out.exists());
+
+    // A file that does not exist, and an unknown circuit name.
+    let o = filprove(
+        &[
+            "prove",
+            "--request",
+            "/nonexistent/r.json",
+            "--out",
+            &s(&out),
+        ],
+        &params,
+    );
+    assert_clean_failure(&o, "/nonexistent/r.json");
+    let o = filprove(&["params", "generate", "--circuit", "porep-3k"], &params);
+    assert_clean_failure(&o, "unknown circuit");
+}
