@@ -9,7 +9,8 @@
 //! - [`c1`] and [`json`]: input formats (C1 JSON and its wrapper; the request file);
 //! - [`params`]: parameter directory, network manifest, parameter generation for test sizes;
 //! - [`prove()`]: the whole path with any [`filprove_groth16::Backend`], verified;
-//! - [`fixtures`]: seal small sectors locally and write request files for every kind.
+//! - [`fixtures`]: seal small sectors locally and write request files for every kind;
+//!   [`shared_fixtures`]: one fixture directory shared by several processes (the tests).
 
 pub mod c1;
 pub mod circuits;
@@ -20,6 +21,7 @@ pub mod kinds;
 pub mod params;
 mod prove;
 pub mod request;
+pub mod shared_fixtures;
 
 pub use circuits::{CircuitShape, Partition};
 pub use error::FilecoinError;

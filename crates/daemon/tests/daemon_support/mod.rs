@@ -4,7 +4,6 @@
 
 #![allow(dead_code)]
 
-use std::fs::{self, File};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -12,69 +11,38 @@ use std::time::Duration;
 
 use filprove::server::{self, Config, Listeners};
 use filprove_engine::Engine;
-use filprove_filecoin::fixtures::{self, FixtureSet};
+use filprove_filecoin::fixtures::FixtureSet;
+use filprove_filecoin::shared_fixtures::SharedFixtures;
 use filprove_filecoin::{CircuitSpec, ProofKind, ProofRequest};
-use rand::SeedableRng;
-
-const FIXTURE_SEED: u64 = 0x5eed;
-const PARAMS_SEED: u64 = 0x9a2a;
 
 pub struct Env {
     pub root: PathBuf,
     pub params: PathBuf,
     pub set_2k: FixtureSet,
+    shared: SharedFixtures,
 }
 
-fn locked<T>(dir: &Path, f: impl FnOnce() -> T) -> T {
-    fs::create_dir_all(dir).unwrap();
-    let lock = File::create(dir.join(".lock")).unwrap();
-    lock.lock().unwrap();
-    let out = f();
-    lock.unlock().unwrap();
-    out
-}
-
-/// Fixtures and the parameter directory; sets FIL_PROOFS_PARAMETER_CACHE (call first).
+/// Fixtures and the parameter directory, shared with the filecoin crate's tests (same
+/// directory and seeds); sets FIL_PROOFS_PARAMETER_CACHE (call first).
 pub fn env() -> &'static Env {
     static ENV: OnceLock<Env> = OnceLock::new();
     ENV.get_or_init(|| {
         let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("filprove-test-fixtures");
-        let params = root.join("params");
-        fs::create_dir_all(&params).unwrap();
-        std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &params);
-        if std::env::var_os("FIL_PROOFS_PARENT_CACHE").is_none() {
-            std::env::set_var("FIL_PROOFS_PARENT_CACHE", root.join("parents"));
-        }
-        std::env::remove_var("FIL_PROOFS_VERIFY_PRODUCTION_PARAMS");
-        let dir = root.join("2k");
-        let set_2k = locked(&root, || {
-            if dir.join(".done").is_file() {
-                FixtureSet::open(&dir, 2048)
-            } else {
-                let set = fixtures::make(&dir, 2048, &ProofKind::ALL, FIXTURE_SEED).unwrap();
-                fs::write(dir.join(".done"), b"").unwrap();
-                set
-            }
-        });
+        let shared = SharedFixtures::open_and_export(&root).unwrap();
+        let set_2k = shared.set("2k", 2048).unwrap();
         Env {
-            root,
-            params,
+            root: shared.root.clone(),
+            params: shared.params.clone(),
             set_2k,
+            shared,
         }
     })
 }
 
 /// Generates the test parameters of a circuit once.
 pub fn ensure_params(short_name: &str) {
-    let e = env();
     let spec = CircuitSpec::from_short_name(short_name).unwrap();
-    locked(&e.root, || {
-        if spec.params_path(&e.params).is_file() && spec.vk_path(&e.params).is_file() {
-            return;
-        }
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(PARAMS_SEED);
-        spec.generate_params(&e.params, &mut rng).unwrap();
-    });
+    env().shared.ensure_params(&spec).unwrap();
 }
 
 /// The 2 KiB request of `kind`.
