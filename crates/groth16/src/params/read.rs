@@ -21,6 +21,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use group::prime::PrimeCurveAffine;
+use group::UncompressedEncoding;
 use rayon::prelude::*;
 
 use super::header::{ParamsHeader, SectionInfo, VkHeader, G1_BYTES, G2_BYTES, VK_FIXED_BYTES};
@@ -67,37 +68,39 @@ trait FilePoint: PrimeCurveAffine + Send + Sync + Copy {
     fn decode(bytes: &[u8], validate: bool) -> Result<Self, &'static str>;
 }
 
+/// Decodes an uncompressed point, checking the subgroup only when `validate` is set.
+fn decode_uncompressed<C: UncompressedEncoding>(
+    bytes: &[u8],
+    validate: bool,
+) -> Result<C, &'static str> {
+    let mut raw = C::Uncompressed::default();
+    if raw.as_ref().len() != bytes.len() {
+        return Err("wrong length");
+    }
+    raw.as_mut().copy_from_slice(bytes);
+    let p = if validate {
+        C::from_uncompressed(&raw)
+    } else {
+        C::from_uncompressed_unchecked(&raw)
+    };
+    Option::from(p).ok_or(if validate {
+        "bad encoding, not on the curve or not in the subgroup"
+    } else {
+        "bad encoding or not on the curve"
+    })
+}
+
 impl FilePoint for G1Affine {
     const BYTES: usize = G1_BYTES as usize;
     fn decode(bytes: &[u8], validate: bool) -> Result<Self, &'static str> {
-        let raw: &[u8; 96] = bytes.try_into().map_err(|_| "wrong length")?;
-        let p = if validate {
-            G1Affine::from_uncompressed(raw)
-        } else {
-            G1Affine::from_uncompressed_unchecked(raw)
-        };
-        Option::from(p).ok_or(if validate {
-            "bad encoding, not on the curve or not in the subgroup"
-        } else {
-            "bad encoding or not on the curve"
-        })
+        decode_uncompressed(bytes, validate)
     }
 }
 
 impl FilePoint for G2Affine {
     const BYTES: usize = G2_BYTES as usize;
     fn decode(bytes: &[u8], validate: bool) -> Result<Self, &'static str> {
-        let raw: &[u8; 192] = bytes.try_into().map_err(|_| "wrong length")?;
-        let p = if validate {
-            G2Affine::from_uncompressed(raw)
-        } else {
-            G2Affine::from_uncompressed_unchecked(raw)
-        };
-        Option::from(p).ok_or(if validate {
-            "bad encoding, not on the curve or not in the subgroup"
-        } else {
-            "bad encoding or not on the curve"
-        })
+        decode_uncompressed(bytes, validate)
     }
 }
 
