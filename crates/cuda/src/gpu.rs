@@ -51,6 +51,15 @@ const KERNELS: &[(&str, &[&str])] = &[
     ),
     ("msm_g1", &MSM_G1),
     ("msm_g2", &MSM_G2),
+    (
+        "synth",
+        &[
+            "g1_synth_points",
+            "g2_synth_points",
+            "synth_scalars",
+            "synth_compare",
+        ],
+    ),
 ];
 const MSM_G1: [&str; 8] = [
     "g1_msm_count",

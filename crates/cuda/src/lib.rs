@@ -15,6 +15,7 @@ pub mod gpu;
 pub mod kernels;
 pub mod msm;
 pub mod ntt;
+pub mod synth;
 
 pub use backend::CudaBackend;
 pub use gpu::Gpu;
