@@ -13,6 +13,7 @@
 pub mod engine;
 pub mod error;
 pub mod filecoin;
+pub mod gpu_sampler;
 pub mod job;
 pub mod memory;
 pub mod metrics;

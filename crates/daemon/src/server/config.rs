@@ -68,6 +68,9 @@ pub struct EngineSection {
     pub express_worker: bool,
     /// Finished jobs remembered (for AwaitProof and request-id idempotency).
     pub max_retained_jobs: usize,
+    /// Milliseconds between NVML samples of each GPU (`gpu_sample` log events and the
+    /// `filprove_gpu_*` gauges); 0 disables sampling.
+    pub nvml_sample_ms: u64,
 }
 
 impl Default for EngineSection {
@@ -78,6 +81,7 @@ impl Default for EngineSection {
             gpu_workers_per_device: 2,
             express_worker: true,
             max_retained_jobs: 10_000,
+            nvml_sample_ms: 100,
         }
     }
 }
@@ -285,6 +289,10 @@ mod tests {
         assert!(Config::from_toml("[memory]\nbudget = \"12 parsecs\"\n").is_err());
         assert_eq!(parse_size("auto").unwrap(), None);
         assert_eq!(parse_size("1.5KiB").unwrap(), Some(1536));
+        assert_eq!(Config::default().engine.nvml_sample_ms, 100);
+        let c = Config::from_toml("[engine]\nnvml_sample_ms = 0\n").unwrap();
+        assert_eq!(c.engine.nvml_sample_ms, 0);
+        assert!(Config::from_toml("[engine]\nnvml_sample_ms = -1\n").is_err());
     }
 
     #[test]

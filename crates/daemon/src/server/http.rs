@@ -25,7 +25,7 @@ async fn metrics(State(engine): State<Arc<Engine>>) -> impl IntoResponse {
             header::CONTENT_TYPE,
             "text/plain; version=0.0.4; charset=utf-8",
         )],
-        engine.metrics_text(),
+        engine.metrics_text() + &filprove_engine::gpu_sampler::metrics_text(),
     )
 }
 

@@ -188,6 +188,10 @@ pub fn run_daemon(args: DaemonArgs) -> anyhow::Result<()> {
         .build()
         .context("cannot start the async runtime")?;
     let engine = start_engine(&config)?;
+    // GPU samples for the timeline and /metrics, until the daemon returns (stops on drop).
+    let _gpu_sampler = filprove_engine::gpu_sampler::GpuSampler::start(Duration::from_millis(
+        config.engine.nvml_sample_ms,
+    ));
     runtime.block_on(async move {
         let listeners = Listeners::bind(&config).await?;
         serve(

@@ -1,0 +1,384 @@
+//! The GPU's own view of a run: a background sampler that reads each visible GPU through
+//! NVML every interval and logs one `gpu_sample` event per GPU (target
+//! `filprove::timeline`), which `filprove timeline` lays under the engine's own events.
+//!
+//! NVML (`libnvidia-ml.so.1`) is loaded at run time: on a machine without it
+//! [`GpuSampler::start`] logs once that NVML is unavailable and returns `None`. Devices
+//! follow `CUDA_VISIBLE_DEVICES` (indices or UUIDs), so a sample's `device` is the CUDA
+//! ordinal the engine calls `cuda:<device>`. The latest sample of each device is also kept
+//! for Prometheus ([`metrics_text`]).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use nvml_wrapper::enum_wrappers::device::{Clock, PcieUtilCounter};
+use nvml_wrapper::{Device, Nvml};
+
+/// Log target of the samples (shared with the engine's timeline events).
+pub const TARGET: &str = "filprove::timeline";
+
+/// One reading of one GPU. Metrics the device does not support read 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GpuSample {
+    /// CUDA ordinal (position in `CUDA_VISIBLE_DEVICES`, else NVML index).
+    pub device: u64,
+    /// Microseconds since the UNIX epoch.
+    pub t_us: u64,
+    /// Percent of the last NVML period in which a kernel ran.
+    pub sm_util: u32,
+    /// Percent of the last NVML period in which device memory was read or written.
+    pub mem_util: u32,
+    /// Board power, watts.
+    pub power_w: f64,
+    /// PCIe throughput device -> host, MB/s (NVML's 20 ms counter).
+    pub pcie_tx_mbps: f64,
+    /// PCIe throughput host -> device, MB/s.
+    pub pcie_rx_mbps: f64,
+    /// Device memory in use, MiB.
+    pub mem_used_mib: u64,
+    /// SM clock, MHz.
+    pub sm_clock_mhz: u32,
+}
+
+type Latest = Mutex<BTreeMap<u64, GpuSample>>;
+
+/// The latest sample of every device of every running sampler (for `/metrics`).
+fn latest() -> &'static Latest {
+    static LATEST: OnceLock<Latest> = OnceLock::new();
+    LATEST.get_or_init(Default::default)
+}
+
+struct Stop {
+    stopped: Mutex<bool>,
+    wake: Condvar,
+}
+
+/// A running sampler: one thread per GPU (NVML's PCIe counters take 20 ms each, so
+/// devices are read in parallel). Stops, and joins its threads, on drop.
+pub struct GpuSampler {
+    stop: Arc<Stop>,
+    threads: Vec<JoinHandle<()>>,
+    ordinals: Vec<u64>,
+}
+
+impl GpuSampler {
+    /// Starts sampling every `interval`; `None` when the interval is zero, NVML cannot be
+    /// loaded or no GPU is visible (each said once in the log). Never panics.
+    pub fn start(interval: Duration) -> Option<GpuSampler> {
+        if interval.is_zero() {
+            return None;
+        }
+        let nvml = match Nvml::init() {
+            Ok(n) => Arc::new(n),
+            Err(e) => {
+                tracing::info!(error = %e, "NVML unavailable: no GPU samples");
+                return None;
+            }
+        };
+        let devices = match visible_devices(&nvml) {
+            Ok(d) if !d.is_empty() => d,
+            Ok(_) => {
+                tracing::info!("NVML: no visible GPU, no GPU samples");
+                return None;
+            }
+            Err(e) => {
+                tracing::info!(error = %e, "NVML: cannot list GPUs, no GPU samples");
+                return None;
+            }
+        };
+        let stop = Arc::new(Stop {
+            stopped: Mutex::new(false),
+            wake: Condvar::new(),
+        });
+        let mut threads = Vec::new();
+        let mut ordinals = Vec::new();
+        for (ordinal, index) in devices {
+            let (nvml, stop) = (nvml.clone(), stop.clone());
+            let spawned = std::thread::Builder::new()
+                .name(format!("gpu-sampler-{ordinal}"))
+                .spawn(move || sample_loop(&nvml, ordinal, index, interval, &stop));
+            match spawned {
+                Ok(t) => {
+                    threads.push(t);
+                    ordinals.push(ordinal);
+                }
+                Err(e) => {
+                    tracing::warn!(device = ordinal, error = %e, "cannot start a GPU sampler thread")
+                }
+            }
+        }
+        if threads.is_empty() {
+            return None;
+        }
+        tracing::info!(
+            devices = ?ordinals,
+            interval_ms = interval.as_millis() as u64,
+            "sampling GPUs through NVML"
+        );
+        Some(GpuSampler {
+            stop,
+            threads,
+            ordinals,
+        })
+    }
+
+    /// The CUDA ordinals being sampled.
+    pub fn devices(&self) -> &[u64] {
+        &self.ordinals
+    }
+
+    /// The latest sample of each sampled device.
+    pub fn latest(&self) -> Vec<GpuSample> {
+        let l = latest().lock().unwrap_or_else(|p| p.into_inner());
+        self.ordinals
+            .iter()
+            .filter_map(|o| l.get(o).copied())
+            .collect()
+    }
+}
+
+impl Drop for GpuSampler {
+    fn drop(&mut self) {
+        *self.stop.stopped.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        self.stop.wake.notify_all();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+        let mut l = latest().lock().unwrap_or_else(|p| p.into_inner());
+        for o in &self.ordinals {
+            l.remove(o);
+        }
+    }
+}
+
+/// (CUDA ordinal, NVML index) of each visible device, following `CUDA_VISIBLE_DEVICES`
+/// the way CUDA does: indices or UUID prefixes, up to the first entry that names nothing.
+fn visible_devices(nvml: &Nvml) -> Result<Vec<(u64, u32)>, nvml_wrapper::error::NvmlError> {
+    let count = nvml.device_count()?;
+    let Ok(list) = std::env::var("CUDA_VISIBLE_DEVICES") else {
+        return Ok((0..count).map(|i| (i as u64, i)).collect());
+    };
+    let uuids: Vec<String> = (0..count)
+        .map(|i| {
+            nvml.device_by_index(i)
+                .and_then(|d| d.uuid())
+                .unwrap_or_default()
+        })
+        .collect();
+    let mut out = Vec::new();
+    for entry in list.split(',').map(str::trim) {
+        let index = match entry.parse::<u32>() {
+            Ok(i) if i < count => Some(i),
+            Ok(_) => None,
+            Err(_) if entry.starts_with("GPU-") => uuids
+                .iter()
+                .position(|u| !u.is_empty() && u.starts_with(entry))
+                .map(|i| i as u32),
+            Err(_) => None,
+        };
+        match index {
+            Some(i) => out.push((out.len() as u64, i)),
+            None => break,
+        }
+    }
+    Ok(out)
+}
+
+fn sample_loop(nvml: &Nvml, ordinal: u64, index: u32, interval: Duration, stop: &Stop) {
+    let device = match nvml.device_by_index(index) {
+        Ok(d) => d,
+        Err(e) => {
+            tracing::warn!(device = ordinal, error = %e, "NVML: cannot open the GPU, no samples");
+            return;
+        }
+    };
+    let mut unsupported_said = false;
+    let mut next = Instant::now();
+    loop {
+        let (sample, failed) = read(&device, ordinal);
+        if !failed.is_empty() && !unsupported_said {
+            unsupported_said = true;
+            tracing::warn!(device = ordinal, metrics = ?failed, "NVML: metrics unavailable on this GPU, logged as 0");
+        }
+        log(&sample);
+        latest()
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(ordinal, sample);
+        next += interval;
+        let now = Instant::now();
+        if next < now {
+            // Reading took longer than the interval: skip the missed ticks.
+            next = now;
+        }
+        let mut stopped = stop.stopped.lock().unwrap_or_else(|p| p.into_inner());
+        while !*stopped {
+            let now = Instant::now();
+            if now >= next {
+                break;
+            }
+            stopped = match stop.wake.wait_timeout(stopped, next - now) {
+                Ok((g, _)) => g,
+                Err(p) => p.into_inner().0,
+            };
+        }
+        if *stopped {
+            return;
+        }
+    }
+}
+
+/// One reading; the names of the metrics that failed.
+fn read(d: &Device<'_>, ordinal: u64) -> (GpuSample, Vec<&'static str>) {
+    let mut failed = Vec::new();
+    let mut ok = |name: &'static str, r: bool| {
+        if !r {
+            failed.push(name);
+        }
+    };
+    let util = d.utilization_rates();
+    ok("utilization", util.is_ok());
+    let power = d.power_usage();
+    ok("power", power.is_ok());
+    let tx = d.pcie_throughput(PcieUtilCounter::Send);
+    ok("pcie_tx", tx.is_ok());
+    let rx = d.pcie_throughput(PcieUtilCounter::Receive);
+    ok("pcie_rx", rx.is_ok());
+    let mem = d.memory_info();
+    ok("memory", mem.is_ok());
+    let clock = d.clock_info(Clock::SM);
+    ok("sm_clock", clock.is_ok());
+    let util = util.ok();
+    let sample = GpuSample {
+        device: ordinal,
+        t_us: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_micros() as u64)
+            .unwrap_or(0),
+        sm_util: util.as_ref().map_or(0, |u| u.gpu),
+        mem_util: util.as_ref().map_or(0, |u| u.memory),
+        power_w: power.map_or(0.0, |mw| mw as f64 / 1000.0),
+        // NVML reports KB/s.
+        pcie_tx_mbps: tx.map_or(0.0, |kb| kb as f64 / 1000.0),
+        pcie_rx_mbps: rx.map_or(0.0, |kb| kb as f64 / 1000.0),
+        mem_used_mib: mem.map_or(0, |m| m.used >> 20),
+        sm_clock_mhz: clock.unwrap_or(0),
+    };
+    (sample, failed)
+}
+
+/// Logs one sample as the `gpu_sample` event.
+pub fn log(s: &GpuSample) {
+    tracing::info!(
+        target: "filprove::timeline",
+        device = s.device,
+        t_us = s.t_us,
+        sm_util = s.sm_util,
+        mem_util = s.mem_util,
+        power_w = s.power_w,
+        pcie_tx_mbps = s.pcie_tx_mbps,
+        pcie_rx_mbps = s.pcie_rx_mbps,
+        mem_used_mib = s.mem_used_mib,
+        sm_clock_mhz = s.sm_clock_mhz,
+        "gpu_sample"
+    );
+}
+
+/// Prometheus text (format 0.0.4) of the latest sample of every sampled device; empty
+/// when no sampler runs. Appended to the engine's `/metrics`.
+pub fn metrics_text() -> String {
+    let samples: Vec<GpuSample> = latest()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .values()
+        .copied()
+        .collect();
+    render_metrics(&samples)
+}
+
+fn render_metrics(samples: &[GpuSample]) -> String {
+    type Get = fn(&GpuSample) -> f64;
+    let families: [(&str, &str, Get); 7] = [
+        (
+            "filprove_gpu_sm_util",
+            "Percent of time a kernel ran on the GPU (NVML).",
+            |s| s.sm_util as f64,
+        ),
+        (
+            "filprove_gpu_mem_util",
+            "Percent of time device memory was read or written (NVML).",
+            |s| s.mem_util as f64,
+        ),
+        ("filprove_gpu_power_watts", "GPU board power (NVML).", |s| {
+            s.power_w
+        }),
+        (
+            "filprove_gpu_pcie_tx_mbps",
+            "PCIe throughput device to host, MB/s (NVML).",
+            |s| s.pcie_tx_mbps,
+        ),
+        (
+            "filprove_gpu_pcie_rx_mbps",
+            "PCIe throughput host to device, MB/s (NVML).",
+            |s| s.pcie_rx_mbps,
+        ),
+        (
+            "filprove_gpu_memory_used_mib",
+            "Device memory in use, MiB (NVML).",
+            |s| s.mem_used_mib as f64,
+        ),
+        ("filprove_gpu_sm_clock_mhz", "SM clock, MHz (NVML).", |s| {
+            s.sm_clock_mhz as f64
+        }),
+    ];
+    let mut out = String::new();
+    if samples.is_empty() {
+        return out;
+    }
+    for (name, help, get) in families {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} gauge");
+        for s in samples {
+            let _ = writeln!(out, "{name}{{device=\"{}\"}} {}", s.device, get(s));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zero_interval_disables() {
+        assert!(GpuSampler::start(Duration::ZERO).is_none());
+    }
+
+    #[test]
+    fn start_never_panics_and_stops_on_drop() {
+        // Without libnvidia-ml this is None (logged once); with it, samples flow until drop.
+        if let Some(s) = GpuSampler::start(Duration::from_millis(10)) {
+            std::thread::sleep(Duration::from_millis(100));
+            assert!(!s.devices().is_empty());
+            assert_eq!(s.latest().len(), s.devices().len());
+            drop(s);
+        }
+    }
+
+    #[test]
+    fn renders_gauges() {
+        assert_eq!(render_metrics(&[]), "");
+        let text = render_metrics(&[GpuSample {
+            device: 1,
+            sm_util: 97,
+            power_w: 612.5,
+            ..Default::default()
+        }]);
+        assert!(text.contains("# TYPE filprove_gpu_sm_util gauge"));
+        assert!(text.contains("filprove_gpu_sm_util{device=\"1\"} 97\n"));
+        assert!(text.contains("filprove_gpu_power_watts{device=\"1\"} 612.5\n"));
+    }
+}
