@@ -1,15 +1,30 @@
 //! `filprove`: a Groth16 prover for Filecoin. A thin entry point: parse the command line,
 //! set up logging, dispatch to a command, report errors readably.
 
-use clap::{Parser, Subcommand};
+use std::io::IsTerminal as _;
+
+use clap::{Parser, Subcommand, ValueEnum};
 use filprove::cli;
 
 /// A GPU-resident Groth16 prover for Filecoin (PoRep C2, WinningPoSt, WindowPoSt, SnapDeals).
 #[derive(Parser, Debug)]
 #[command(name = "filprove", version, about)]
 struct Cli {
+    /// Log format on stderr: `text` (human) or `json` (one JSON object per line, for
+    /// `filprove timeline` and log pipelines).
+    #[arg(long, global = true, value_enum, env = "FILPROVE_LOG_FORMAT", default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
+}
+
+/// `--log-format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum LogFormat {
+    /// `2026-11-30T03:40:00.123456Z  INFO target: message key=value ...`
+    Text,
+    /// tracing-subscriber's JSON lines (`timestamp`, `level`, `fields`, `target`).
+    Json,
 }
 
 #[derive(Subcommand, Debug)]
@@ -31,20 +46,31 @@ enum Command {
     Daemon(filprove::server::DaemonArgs),
     #[command(flatten)]
     Client(filprove::client::ClientCommand),
+    /// GPU utilisation, idle gaps and stage times from a run's log; waterfall SVG/HTML.
+    Timeline(cli::timeline::TimelineArgs),
 }
 
 /// Our info lines; filecoin-proofs' per-step chatter only from warnings up (RUST_LOG overrides).
 const DEFAULT_LOG_FILTER: &str = "info,filecoin_proofs=warn,storage_proofs_core=warn,\
     storage_proofs_porep=warn,storage_proofs_post=warn,storage_proofs_update=warn";
 
-fn main() {
+fn init_logging(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER));
-    tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
-    let result = match Cli::parse().command {
+        .with_writer(std::io::stderr);
+    match format {
+        // Colours only on a terminal: a log file stays plain text.
+        LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}
+
+fn main() {
+    let cli = Cli::parse();
+    init_logging(cli.log_format);
+    let result = match cli.command {
         Command::Prove(a) => cli::prove::run(a),
         Command::Verify(a) => cli::verify::run(a),
         Command::Params(c) => cli::params::run(c),
@@ -53,6 +79,7 @@ fn main() {
         Command::Compare(a) => cli::compare::run(a),
         Command::Daemon(a) => filprove::server::run_daemon(a),
         Command::Client(c) => filprove::client::run_client(c),
+        Command::Timeline(a) => cli::timeline::run(a),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");

@@ -7,4 +7,5 @@ pub mod fixtures;
 pub mod params;
 pub mod prove;
 pub mod stage;
+pub mod timeline;
 pub mod verify;
