@@ -1,6 +1,7 @@
 //! GPU benchmark: NTT, the H polynomial (7 NTTs + pointwise), G1 and G2 MSMs (uniform
-//! scalars, and the split MSM on a Filecoin-like 0/1 mix). Timed with CUDA events after a
-//! warm-up; the median of several runs. Prints a table last; `--json PATH` writes all rows.
+//! scalars, and the split MSM on a Filecoin-like 0/1 mix) over distinct device-made points
+//! (src/synth.rs; their generation is a row too). Timed with CUDA events after a warm-up;
+//! the median of several runs. Prints a table last; `--json PATH` writes all rows.
 //!
 //! Usage: gpu_bench [--json PATH] [--quick]   (--quick: small sizes only, for a smoke run)
 
@@ -9,8 +10,9 @@ use std::time::Instant;
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use filprove_cuda::gpu::{blocks, cfg};
-use filprove_cuda::msm::{self, Curve, G1, G2};
+use filprove_cuda::msm::{self, G1, G2};
 use filprove_cuda::ntt::{NttKind, NttPlan};
+use filprove_cuda::synth::{self, SynthCurve};
 use filprove_cuda::{field, Gpu};
 use filprove_groth16::ProveError;
 use group::{Curve as _, Group};
@@ -87,13 +89,19 @@ fn run() -> Result<(), ProveError> {
             (27, true),
         ]
     };
-    bench_msm::<G1>(&gpu, g1, &mut rows, g1_points)?;
+    bench_msm::<G1>(&gpu, g1, &mut rows)?;
     let g2: &[(u32, bool)] = if quick {
         &[(16, false), (16, true)]
     } else {
-        &[(20, false), (24, false), (26, false), (24, true)]
+        &[
+            (20, false),
+            (24, false),
+            (25, false),
+            (26, false),
+            (24, true),
+        ]
     };
-    bench_msm::<G2>(&gpu, g2, &mut rows, g2_points)?;
+    bench_msm::<G2>(&gpu, g2, &mut rows)?;
 
     if !args.iter().any(|a| a == "--no-prove") {
         let lg = if quick { 16 } else { 24 };
@@ -255,8 +263,6 @@ fn bench_h(gpu: &Gpu, lg: u32) -> Result<Row, ProveError> {
     })
 }
 
-const DISTINCT_LG: u32 = 20;
-
 fn g1_points(n: usize) -> Vec<G1Affine> {
     walk(
         n,
@@ -281,7 +287,7 @@ fn g2_points(n: usize) -> Vec<G2Affine> {
     )
 }
 
-/// n distinct points from 64 parallel random walks.
+/// n distinct points from 64 parallel random walks (the SRS of the whole-proof row).
 fn walk<P: Group + Send + Sync, A: Send>(
     n: usize,
     random: fn(&mut rand_chacha::ChaCha8Rng) -> P,
@@ -306,43 +312,37 @@ fn walk<P: Group + Send + Sync, A: Send>(
         .collect()
 }
 
-/// MSMs over bases tiled from 2^20 distinct points (the work per point is the same).
-fn bench_msm<C: Curve>(
+/// MSMs over 2^max distinct device-made points (their generation timed as a row first).
+fn bench_msm<C: SynthCurve>(
     gpu: &Gpu,
     cases: &[(u32, bool)],
     rows: &mut Vec<Row>,
-    points: fn(usize) -> Vec<C::Affine>,
 ) -> Result<(), ProveError> {
     let max_lg = cases.iter().map(|c| c.0).max().unwrap_or(0);
     let max = 1usize << max_lg;
-    let distinct = 1usize << DISTINCT_LG.min(max_lg);
     let t = Instant::now();
-    let host = points(distinct);
+    let tables = synth::tables::<C>(max, 0x5eed);
     eprintln!(
-        "  {} points generated in {:.1} s",
+        "  {} synthetic-point tables ({} + {} points) made on the host in {:.2} s",
         C::PREFIX,
+        tables.t1.len(),
+        tables.t2.len(),
         t.elapsed().as_secs_f64()
     );
-    let mut bases = gpu.alloc::<u8>(max * C::AFFINE_BYTES)?;
-    {
-        let bytes = field::bytes_of(&host);
-        let mut head = bases.slice_mut(0..bytes.len());
-        gpu.stream()
-            .memcpy_htod(bytes, &mut head)
-            .map_err(|e| gpu.err("upload", e))?;
-    }
-    let mut have = distinct * C::AFFINE_BYTES;
-    let total = max * C::AFFINE_BYTES;
-    while have < total {
-        let len = have.min(total - have);
-        let (src, mut dst) = bases.split_at_mut(have);
-        let mut dst = dst.slice_mut(0..len);
-        let src = src.slice(0..len);
-        gpu.stream()
-            .memcpy_dtod(&src, &mut dst)
-            .map_err(|e| gpu.err("tile", e))?;
-        have += len;
-    }
+    let reps = if max_lg >= 26 { 3 } else { 5 };
+    let ms = time(gpu, 1, reps, || {
+        synth::points_from_tables::<C>(gpu, &tables).map(|_| ())
+    })?;
+    rows.push(Row {
+        what: format!("{} synth points", C::PREFIX.to_uppercase()),
+        log_n: max_lg,
+        reps,
+        ms,
+        floor_ms: None,
+    });
+    print_row(rows.last().unwrap());
+    let bases = synth::points_from_tables::<C>(gpu, &tables)?;
+    drop(tables);
     let uniform = random_fr(gpu, max, 5, 0)?;
     let mixed = random_fr(gpu, max, 6, 1)?;
     for &(lg, split) in cases {

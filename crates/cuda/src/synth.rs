@@ -370,7 +370,7 @@ pub fn compare(
     elem_bytes: usize,
 ) -> Result<Option<Mismatch>, ProveError> {
     let bytes = n * elem_bytes;
-    if elem_bytes == 0 || elem_bytes % 4 != 0 || a.len() < bytes || b.len() < bytes {
+    if elem_bytes == 0 || !elem_bytes.is_multiple_of(4) || a.len() < bytes || b.len() < bytes {
         return Err(ProveError::Invalid(format!(
             "compare {n} x {elem_bytes} bytes in buffers of {} and {}",
             a.len(),
