@@ -1,7 +1,7 @@
 //! `filprove timeline`: GPU utilisation, idle gaps and per-partition stage times from a
 //! run's log (text or `--log-format json`), and a waterfall picture (docs/timeline.md).
 
-use std::io::Read as _;
+use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
@@ -34,7 +34,8 @@ pub fn run(args: TimelineArgs) -> Result<()> {
     let log = timeline::parse_log(&text);
     let report = timeline::analyze(&log);
     let summary = timeline::summary(&report, args.max_rows);
-    print!("{summary}");
+    // A closed pipe (`| head`) is not an error worth a panic.
+    let _ = std::io::stdout().write_all(summary.as_bytes());
     if log.events.is_empty() && log.samples.is_empty() {
         eprintln!(
             "no filprove::timeline events in {}: record the run at INFO with target filprove::timeline enabled (docs/timeline.md)",
@@ -75,6 +76,6 @@ fn write(path: &Path, text: &str) -> Result<()> {
     ));
     std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
-    println!("wrote {}", path.display());
+    let _ = writeln!(std::io::stdout(), "wrote {}", path.display());
     Ok(())
 }

@@ -367,32 +367,36 @@ fn build_partitions(log: &Log, rel: impl Fn(u64) -> f64) -> Vec<PartitionReport>
     out
 }
 
-/// Gives each summary to the first attempt of its partition that has none yet.
+/// Gives each summary to the first attempt of its partition that has none yet, preferring
+/// one on the summary's device.
 fn attach_summaries(log: &Log, parts: &mut Vec<PartitionReport>) {
+    let mut index: HashMap<(String, u64), Vec<usize>> = HashMap::new();
+    for (i, p) in parts.iter().enumerate() {
+        index
+            .entry((p.job.clone(), p.partition))
+            .or_default()
+            .push(i);
+    }
     for s in &log.summaries {
         let mut fields = s.fields.clone();
         if let Some(d) = &s.device {
             fields.insert("device".into(), Value::String(d.clone()));
         }
-        let slot = parts
-            .iter_mut()
-            .find(|p| p.job == s.job && p.partition == s.partition && p.summary.is_none());
-        match slot {
-            Some(p) => {
-                p.summary = Some(fields);
-                if p.device.is_none() {
-                    p.device = s.device.clone();
-                }
-                if p.worker.is_none() {
-                    p.worker = s.worker;
-                }
-            }
-            None => parts.push(PartitionReport {
+        let attempts = index.entry((s.job.clone(), s.partition)).or_default();
+        let free = |same_device: bool| {
+            attempts.iter().copied().find(|&i| {
+                parts[i].summary.is_none()
+                    && (!same_device || s.device.is_none() || parts[i].device == s.device)
+            })
+        };
+        let slot = free(true).or_else(|| free(false));
+        let i = slot.unwrap_or_else(|| {
+            parts.push(PartitionReport {
                 job: s.job.clone(),
                 partition: s.partition,
-                attempt: 1,
-                device: s.device.clone(),
-                worker: s.worker,
+                attempt: attempts.len() as u32 + 1,
+                device: None,
+                worker: None,
                 events_at_s: BTreeMap::new(),
                 synthesis_s: None,
                 queue_s: None,
@@ -400,8 +404,18 @@ fn attach_summaries(log: &Log, parts: &mut Vec<PartitionReport>) {
                 lock_wait_s: None,
                 kernel_s: None,
                 gpu_s: None,
-                summary: Some(fields),
-            }),
+                summary: None,
+            });
+            attempts.push(parts.len() - 1);
+            parts.len() - 1
+        });
+        let p = &mut parts[i];
+        p.summary = Some(fields);
+        if p.device.is_none() {
+            p.device = s.device.clone();
+        }
+        if p.worker.is_none() {
+            p.worker = s.worker;
         }
     }
 }
