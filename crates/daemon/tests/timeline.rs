@@ -363,6 +363,32 @@ fn hand_written_text_lines() {
     assert!(close(r.devices[0].gpu_busy_s, 1.0));
     assert!(close(r.devices[0].gpu_util.unwrap(), 1.0));
     assert_eq!(r.devices[0].kernel_util, Some(0.0));
+
+    // A summary line as the engine writes it: floats, displayed strings with spaces, an
+    // empty displayed value; every field passed through.
+    let log = "2026-11-30T03:40:02Z  INFO filprove::timeline: partition job=j1 kind=\"porep-32g\" partition=3 device=\"cuda:0 NVIDIA H200\" worker=1 stage_ms=12.5 msm_h_ms=800.25 h2d_bytes=1073741824 host_syncs=3 transfers=h2d 1.0 GiB pinned fallbacks=\n";
+    let l = timeline::parse_log(log);
+    assert_eq!(
+        (l.skipped_lines, l.summaries.len()),
+        (0, 1),
+        "{:?}",
+        l.skipped
+    );
+    let r = timeline::analyze(&l);
+    let s = r.partitions[0].summary.as_ref().unwrap();
+    assert_eq!(
+        (r.partitions[0].job.as_str(), r.partitions[0].partition),
+        ("j1", 3)
+    );
+    assert_eq!(r.partitions[0].worker, Some(1));
+    assert_eq!(s["stage_ms"], 12.5);
+    assert_eq!(s["msm_h_ms"], 800.25);
+    assert_eq!(s["h2d_bytes"], 1_073_741_824u64);
+    assert_eq!(s["host_syncs"], 3);
+    assert_eq!(s["kind"], "porep-32g");
+    assert_eq!(s["transfers"], "h2d 1.0 GiB pinned");
+    assert_eq!(s["fallbacks"], "");
+    assert_eq!(s["device"], DEV0);
 }
 
 #[test]
