@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the CUDA crate's test binaries and benchmark in release mode and copies them,
+# Builds the CUDA crate's test binaries, its benchmark and the filprove binary in release
+# mode and copies them,
 # stripped, into <repo>/.device/ (ignored via .git/info/exclude) for scripts/gpu-run.sh.
 # FILPROVE_CUDA_ARCHS=sm_90 builds only the H200's SASS (faster while iterating).
 set -euo pipefail
@@ -8,6 +9,7 @@ cd "$root"
 grep -qx '/.device/' .git/info/exclude 2>/dev/null || echo '/.device/' >> .git/info/exclude
 rm -rf .device && mkdir -p .device/tests
 cargo build -p filprove-cuda --release --examples
+cargo build -p filprove --release --bin filprove
 cargo test -p filprove-cuda --release --no-run --message-format=json 2>/dev/null |
     python3 -c '
 import json, sys
@@ -21,6 +23,7 @@ for line in sys.stdin:
     cp "$exe" ".device/tests/$name"
 done
 cp target/release/examples/gpu_bench .device/gpu_bench
-strip .device/gpu_bench .device/tests/* 2>/dev/null || true
+cp target/release/filprove .device/filprove
+strip .device/gpu_bench .device/filprove .device/tests/* 2>/dev/null || true
 ls -la .device .device/tests
 du -sh .device

@@ -1,39 +1,112 @@
 //! [`CudaBackend`]: Groth16 proving on one GPU, bellperson-compatible (same proof bytes as
 //! the CPU backend for the same r and s).
 //!
-//! Per proof: H = (a*b - c)/Z by NTTs on the device, then the H MSM on it; the aux witness
-//! is uploaded once and the A / B scalar vectors are gathered from it on the device by the
-//! density bitmaps; L, A and B (G1, G2) are split MSMs. Device memory is planned before
-//! any allocation and freed when the proof is done.
+//! Per proof: the partition's vectors are staged (before the kernel lock on the copy
+//! stream, from page-locked host memory, when the plan allows; see stage.rs); the
+//! parameters are resident in device memory (uploaded once) or streamed per MSM batch;
+//! inside the kernel region H = (a*b - c)/Z is computed by NTTs in place and fed to the H
+//! MSM, then L, A and B (G1, G2) run as split MSMs over scalars gathered on the device by
+//! the density bitmaps. The host waits once, for the five results. Every phase is timed
+//! with device events and every transfer counted ([`ProveReport`]).
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
-use cudarc::driver::{CudaSlice, PushKernelArg};
-use filprove_groth16::density::DensityBits;
+use cudarc::driver::{CudaEvent, CudaSlice, PushKernelArg};
 use filprove_groth16::{
-    Backend, Fr, G1Projective, G2Projective, Proof, ProofInput, ProveError, ProvingAssignment, Srs,
+    Backend, Direction, Fr, G1Projective, G2Projective, Proof, ProofInput, ProveError,
+    ProveReport, ProvingAssignment, Srs, Staged,
 };
 use group::Curve as _;
 
 use crate::field::bytes_of;
 use crate::gpu::{blocks, cfg, Gpu};
 use crate::msm::{self, Curve, G1, G2};
-use crate::ntt;
+use crate::msm_batch::{msm_batched, Bases, MsmRun};
+use crate::ntt::{self, NttPlan};
+use crate::options::CudaOptions;
+use crate::pinned::Bounce;
+use crate::plan::{self, PlanInput, Shape, VramPlan};
+use crate::resident::{srs_key, DeviceSrs, Lens, ResidentSet};
+use crate::stage::{self, HostPath, StagedPartition};
+
+/// Bytes per pinned bounce buffer (two per user).
+const BOUNCE_CHUNK: usize = 64 << 20;
+/// Device memory left to the driver, the allocator's pools and fragmentation.
+const MARGIN_BYTES: u64 = 2 << 30;
 
 /// The GPU prover on one device.
 pub struct CudaBackend {
     gpu: Gpu,
-    // One proof at a time per device: its memory plan assumes the whole free memory.
-    lock: Mutex<()>,
+    opts: CudaOptions,
+    budget: u64,
+    // One kernel region at a time per device.
+    region: Mutex<()>,
+    state: Arc<Mutex<State>>,
+    stage_bounce: Mutex<Option<Bounce>>,
+    region_bounce: Mutex<Option<Bounce>>,
+}
+
+/// Device memory accounting: resident parameters plus reservations.
+#[derive(Default)]
+struct State {
+    resident: ResidentSet,
+    reserved: u64,
+}
+
+/// Bytes reserved against the budget until dropped.
+struct Reservation {
+    state: Arc<Mutex<State>>,
+    bytes: u64,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.reserved = st.reserved.saturating_sub(self.bytes);
+    }
+}
+
+/// What [`CudaBackend::stage`] hands to [`CudaBackend::prove_staged`].
+enum StagedState {
+    Ready(Box<StagedPartition>, Reservation),
+    Deferred,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl CudaBackend {
-    /// Opens GPU `ordinal`; fails with [`ProveError::Unavailable`] (and the reason) when
-    /// the build has no kernels, there is no driver or no such device.
+    /// Opens GPU `ordinal` with the switches from the environment (`FILPROVE_CUDA_*`);
+    /// fails with [`ProveError::Unavailable`] (and the reason) when the build has no
+    /// kernels, there is no driver or no such device.
     pub fn new(ordinal: usize) -> Result<Self, ProveError> {
+        let opts = CudaOptions::from_env().map_err(ProveError::Invalid)?;
+        Self::with_options(ordinal, opts)
+    }
+
+    /// Opens GPU `ordinal` with explicit switches.
+    pub fn with_options(ordinal: usize, opts: CudaOptions) -> Result<Self, ProveError> {
+        let gpu = Gpu::open(ordinal)?;
+        let (free, _) = gpu.mem_info()?;
+        let auto = (free as u64).saturating_sub(MARGIN_BYTES + free as u64 / 50);
+        let budget = opts.vram_budget.map_or(auto, |b| b.min(auto));
+        log::info!(
+            "{}: device-memory budget {:.1} GiB of {:.1} GiB free; {}",
+            gpu.name(),
+            budget as f64 / (1u64 << 30) as f64,
+            free as f64 / (1u64 << 30) as f64,
+            opts.describe()
+        );
         Ok(Self {
-            gpu: Gpu::open(ordinal)?,
-            lock: Mutex::new(()),
+            gpu,
+            opts,
+            budget,
+            region: Mutex::new(()),
+            state: Arc::new(Mutex::new(State::default())),
+            stage_bounce: Mutex::new(None),
+            region_bounce: Mutex::new(None),
         })
     }
 
@@ -42,62 +115,400 @@ impl CudaBackend {
         &self.gpu
     }
 
-    fn prove_one(&self, srs: &Srs, input: &ProofInput<'_>) -> Result<Proof, ProveError> {
+    /// The switches in force.
+    pub fn options(&self) -> &CudaOptions {
+        &self.opts
+    }
+
+    /// Device bytes this backend plans with.
+    pub fn budget(&self) -> u64 {
+        self.budget
+    }
+
+    /// The memory plan of a partition of `shape` on this device.
+    pub fn plan(&self, shape: Shape) -> Result<VramPlan, ProveError> {
+        plan::plan(
+            shape,
+            PlanInput {
+                budget: self.budget,
+                staging_slots: if self.opts.prestage {
+                    self.opts.staging_slots
+                } else {
+                    0
+                },
+                allow_resident: self.opts.resident_srs,
+                max_batch: self.opts.max_batch,
+            },
+        )
+        .map_err(|why| ProveError::DeviceOutOfMemory {
+            device: format!("{} ({why})", self.gpu.name()),
+            needed: shape.staged_bytes(),
+            free: self.budget,
+        })
+    }
+
+    /// Makes a parameter set that exists only on the device (a benchmark workload)
+    /// resident under the key of `host` (whose vk identifies it; its sections may be
+    /// empty). It is never evicted.
+    pub fn install_device_srs(&self, host: &Srs, mut dev: DeviceSrs) -> Result<(), ProveError> {
+        dev.key = srs_key(host);
+        dev.device_only = true;
+        let mut st = lock(&self.state);
+        if st.resident.bytes() + st.reserved + dev.bytes() > self.budget {
+            return Err(ProveError::DeviceOutOfMemory {
+                device: self.gpu.name().to_string(),
+                needed: dev.bytes(),
+                free: self.budget.saturating_sub(st.resident.bytes() + st.reserved),
+            });
+        }
+        st.resident.insert(Arc::new(dev));
+        Ok(())
+    }
+
+    /// The parameter set's key, lengths and device copy (when resident).
+    fn lookup(&self, srs: &Srs) -> (u64, Lens, Option<Arc<DeviceSrs>>) {
+        let key = srs_key(srs);
+        let dev = lock(&self.state).resident.get(key);
+        let lens = dev.as_ref().map_or_else(|| Lens::of(srs), |d| d.lens);
+        (key, lens, dev)
+    }
+
+    /// Reserves `bytes`, evicting idle resident parameters if needed.
+    fn reserve(&self, bytes: u64, evict: bool) -> Option<Reservation> {
+        let mut st = lock(&self.state);
+        while st.resident.bytes() + st.reserved + bytes > self.budget {
+            if !evict || st.resident.evict_one().is_none() {
+                return None;
+            }
+        }
+        st.reserved += bytes;
+        Some(Reservation {
+            state: self.state.clone(),
+            bytes,
+        })
+    }
+
+    /// The resident copy of `srs`, uploading it when the plan keeps parameters resident
+    /// and they fit; None when they are streamed.
+    fn resident_for(
+        &self,
+        srs: &Srs,
+        key: u64,
+        plan: &VramPlan,
+        report: &mut ProveReport,
+    ) -> Result<Option<Arc<DeviceSrs>>, ProveError> {
+        if let Some(d) = lock(&self.state).resident.get(key) {
+            return Ok(Some(d));
+        }
+        if !plan.resident {
+            return Ok(None);
+        }
+        let Some(hold) = self.reserve(plan.srs_bytes, true) else {
+            report
+                .fallbacks
+                .push("parameters streamed: device memory is reserved by other work".into());
+            return Ok(None);
+        };
+        let t = Instant::now();
+        let mut guard = lock(&self.region_bounce);
+        let bounce = self.bounce(&mut guard)?;
+        let dev = DeviceSrs::upload(&self.gpu, srs, bounce)?;
+        report.add_phase("srs_upload", t.elapsed());
+        report.add_transfer("srs_upload", Direction::HostToDevice, dev.bytes(), true);
+        report.host_syncs += 1;
+        log::info!(
+            "{}: parameters resident ({:.2} GiB uploaded in {:.2} s)",
+            self.gpu.name(),
+            dev.bytes() as f64 / (1u64 << 30) as f64,
+            dev.upload_time.as_secs_f64()
+        );
+        let dev = Arc::new(dev);
+        // The reservation becomes the resident entry (released and inserted together).
+        let mut hold = hold;
+        let mut st = lock(&self.state);
+        st.reserved = st.reserved.saturating_sub(hold.bytes);
+        hold.bytes = 0;
+        st.resident.insert(dev.clone());
+        drop(st);
+        drop(hold);
+        Ok(Some(dev))
+    }
+
+    fn bounce<'a>(&self, slot: &'a mut Option<Bounce>) -> Result<&'a mut Bounce, ProveError> {
+        if slot.is_none() {
+            *slot = Some(Bounce::new(&self.gpu, BOUNCE_CHUNK)?);
+        }
+        slot.as_mut()
+            .ok_or_else(|| ProveError::Invalid("bounce buffers".into()))
+    }
+
+    fn shape_of(lens: &Lens, asg: &ProvingAssignment) -> Result<Shape, ProveError> {
+        let lg = check_shapes(lens, asg)?;
+        Ok(Shape {
+            lg,
+            n_aux: lens.l as u64,
+            a_len: lens.a as u64,
+            b_len: lens.b as u64,
+        })
+    }
+
+    /// Pre-stages `asg` on the copy stream when the plan has a slot for it.
+    fn stage_partition(
+        &self,
+        srs: &Srs,
+        asg: &ProvingAssignment,
+    ) -> Result<(StagedState, ProveReport), ProveError> {
+        let mut report = ProveReport::default();
+        if !self.opts.prestage {
+            return Ok((StagedState::Deferred, report));
+        }
+        let (_, lens, dev) = self.lookup(srs);
+        let shape = Self::shape_of(&lens, asg)?;
+        let plan = self.plan(shape)?;
+        if plan.staging_slots == 0 {
+            report
+                .fallbacks
+                .push("uploads inside the kernel region: no device memory to pre-stage".into());
+            return Ok((StagedState::Deferred, report));
+        }
+        // Room for this partition, and for the parameters when they are still to come.
+        let srs_to_come = if dev.is_none() && plan.resident {
+            plan.srs_bytes
+        } else {
+            0
+        };
+        let need = plan.staged_bytes;
+        {
+            let st = lock(&self.state);
+            if st.resident.bytes() + st.reserved + need + srs_to_come + plan.working_extra()
+                > self.budget
+            {
+                report.fallbacks.push(
+                    "uploads inside the kernel region: the staging slots are in use".into(),
+                );
+                return Ok((StagedState::Deferred, report));
+            }
+        }
+        let Some(hold) = self.reserve(need, false) else {
+            report
+                .fallbacks
+                .push("uploads inside the kernel region: device memory reserved".into());
+            return Ok((StagedState::Deferred, report));
+        };
+        self.gpu.bind()?;
+        let mut guard = lock(&self.stage_bounce);
+        let bounce = match self.opts.host_path {
+            HostPath::Pageable => None,
+            _ => Some(self.bounce(&mut guard)?),
+        };
+        let part = stage::stage(
+            &self.gpu,
+            self.gpu.copy_stream(),
+            asg,
+            shape.lg,
+            self.opts.host_path,
+            bounce,
+            "stage",
+        )?;
+        report.merge(part.report.clone());
+        Ok((StagedState::Ready(Box::new(part), hold), report))
+    }
+
+    /// The kernel region of one proof.
+    fn prove_region(
+        &self,
+        srs: &Srs,
+        input: &ProofInput<'_>,
+        staged: Option<(Box<StagedPartition>, Reservation)>,
+        report: &mut ProveReport,
+    ) -> Result<Proof, ProveError> {
+        let _region = lock(&self.region);
+        let t_region = Instant::now();
         let gpu = &self.gpu;
+        gpu.bind()?;
         let asg = input.assignment;
-        let lg = check_shapes(srs, asg)?;
-        let m = 1usize << lg;
-        gpu.ensure_free(plan_bytes(srs, asg, lg))?;
+        let (key, lens, _) = self.lookup(srs);
+        let shape = Self::shape_of(&lens, asg)?;
+        let plan = self.plan(shape)?;
+        report.peak_device_bytes = report.peak_device_bytes.max(plan.peak());
+        for n in &plan.notes {
+            if !report.fallbacks.contains(n) {
+                report.fallbacks.push(n.clone());
+            }
+        }
+        let dev = self.resident_for(srs, key, &plan, report)?;
+        let s = gpu.stream();
 
-        // H: NTTs, then the MSM over the first m - 1 coefficients, all on the device.
-        let h_coeffs = ntt::compute_h(gpu, &asg.a, &asg.b, &asg.c)?;
-        let h_bases = msm::upload_bases::<G1>(gpu, &srs.h[..m - 1])?;
-        let h = msm::msm::<G1>(gpu, &h_bases, &h_coeffs, m - 1, false)?;
-        drop((h_bases, h_coeffs));
+        // The partition's buffers: pre-staged (wait on the copy's event) or uploaded here.
+        let (mut part, _part_hold) = match staged {
+            Some((p, hold)) => (p, hold),
+            None => {
+                let hold = self
+                    .reserve(plan.staged_bytes, true)
+                    .ok_or_else(|| self.oom(plan.staged_bytes))?;
+                let path = if self.opts.prestage {
+                    self.opts.host_path
+                } else {
+                    HostPath::Pageable
+                };
+                let mut guard = lock(&self.region_bounce);
+                let bounce = match path {
+                    HostPath::Pageable => None,
+                    _ => Some(self.bounce(&mut guard)?),
+                };
+                let p = stage::stage(gpu, s, asg, shape.lg, path, bounce, "upload")?;
+                if !self.opts.prestage {
+                    report.fallbacks.push("uploads inside the kernel region: pre-staging switched off".into());
+                }
+                report.merge(p.report.clone());
+                (Box::new(p), hold)
+            }
+        };
+        let _work_hold = self
+            .reserve(plan.working_extra(), true)
+            .ok_or_else(|| self.oom(plan.working_extra()))?;
 
-        let aux = gpu.upload(bytes_of(&asg.aux_assignment))?;
-        let l_bases = msm::upload_bases::<G1>(gpu, &srs.l)?;
-        let l = msm::msm::<G1>(gpu, &l_bases, &aux, srs.l.len(), true)?;
-        drop(l_bases);
+        let mut marks: Vec<(&'static str, CudaEvent)> = Vec::new();
+        let wait0 = gpu.mark()?;
+        if let Some((_, ready)) = &part.copy_events {
+            s.wait(ready).map_err(|e| gpu.err("wait for staging", e))?;
+        }
+        marks.push(("stage_wait", gpu.mark()?));
+
+        // H on the device, in place in the staged a (b, c become scratch).
+        let ntt_plan = NttPlan::new(gpu, shape.lg)?;
+        {
+            let [a, b, c] = &mut part.abc;
+            ntt::compute_h_in_place(gpu, &ntt_plan, [a, b, c])?;
+        }
+        drop(ntt_plan);
+        marks.push(("ntt_h", gpu.mark()?));
+
+        let m = 1usize << shape.lg;
+        let mut bounce_guard = lock(&self.region_bounce);
+        let streamed = dev.is_none();
+        let mut bounce = if streamed {
+            Some(self.bounce(&mut bounce_guard)?)
+        } else {
+            None
+        };
+        let batch = plan.batch as usize;
+        let sync = self.opts.sync_per_batch;
+        macro_rules! run {
+            ($phase:expr) => {
+                MsmRun {
+                    batch,
+                    sync_per_batch: sync,
+                    bounce: bounce.as_deref_mut(),
+                    report: &mut *report,
+                    phase: $phase,
+                }
+            };
+        }
+        fn g1<'x>(d: Option<&'x CudaSlice<u8>>, host: &'x [blstrs::G1Affine]) -> Bases<'x> {
+            match d {
+                Some(d) => Bases::Device(d),
+                None => Bases::Host(bytes_of(host)),
+            }
+        }
+        let h_host = &srs.h[..srs.h.len().min(m - 1)];
+        let h = msm_batched::<G1>(
+            gpu,
+            g1(dev.as_ref().map(|d| &d.h), h_host),
+            &part.abc[0],
+            m - 1,
+            false,
+            &mut run!("msm_h"),
+        )?;
+        marks.push(("msm_h", gpu.mark()?));
+        let n_aux = asg.aux_assignment.len();
+        let l = msm_batched::<G1>(
+            gpu,
+            g1(dev.as_ref().map(|d| &d.l), &srs.l),
+            &part.aux,
+            lens.l,
+            true,
+            &mut run!("msm_l"),
+        )?;
+        marks.push(("msm_l", gpu.mark()?));
 
         let inputs = &asg.input_assignment;
-        let a_scalars = gather(
+        let (a_scalars, up) = gather(gpu, &part.aux, n_aux, &part.a_words, asg.a_aux_density.count_ones(), inputs)?;
+        report.add_transfer("msm_a", Direction::HostToDevice, up, false);
+        let a = msm_batched::<G1>(
             gpu,
-            &aux,
-            asg.aux_assignment.len(),
-            &asg.a_aux_density,
-            inputs,
+            g1(dev.as_ref().map(|d| &d.a), &srs.a),
+            &a_scalars,
+            lens.a,
+            true,
+            &mut run!("msm_a"),
         )?;
-        let a_bases = msm::upload_bases::<G1>(gpu, &srs.a)?;
-        let a = msm::msm::<G1>(gpu, &a_bases, &a_scalars, srs.a.len(), true)?;
-        drop((a_bases, a_scalars));
+        drop(a_scalars);
+        marks.push(("msm_a", gpu.mark()?));
 
         let b_inputs: Vec<Fr> = asg
             .b_input_density
             .iter_ones()
             .filter_map(|i| inputs.get(i).copied())
             .collect();
-        let b_scalars = gather(
+        let (b_scalars, up) = gather(gpu, &part.aux, n_aux, &part.b_words, asg.b_aux_density.count_ones(), &b_inputs)?;
+        report.add_transfer("msm_b_g1", Direction::HostToDevice, up, false);
+        let b1 = msm_batched::<G1>(
             gpu,
-            &aux,
-            asg.aux_assignment.len(),
-            &asg.b_aux_density,
-            &b_inputs,
+            g1(dev.as_ref().map(|d| &d.b_g1), &srs.b_g1),
+            &b_scalars,
+            lens.b,
+            true,
+            &mut run!("msm_b_g1"),
         )?;
-        drop(aux);
-        let b1_bases = msm::upload_bases::<G1>(gpu, &srs.b_g1)?;
-        let b1 = msm::msm::<G1>(gpu, &b1_bases, &b_scalars, srs.b_g1.len(), true)?;
-        drop(b1_bases);
-        let b2_bases = msm::upload_bases::<G2>(gpu, &srs.b_g2)?;
-        let b2 = msm::msm::<G2>(gpu, &b2_bases, &b_scalars, srs.b_g2.len(), true)?;
-        drop((b2_bases, b_scalars));
+        marks.push(("msm_b_g1", gpu.mark()?));
+        let b2_bases = match dev.as_ref() {
+            Some(d) => Bases::Device(&d.b_g2),
+            None => Bases::Host(bytes_of(&srs.b_g2)),
+        };
+        let b2 = msm_batched::<G2>(gpu, b2_bases, &b_scalars, lens.b, true, &mut run!("msm_b_g2"))?;
+        marks.push(("msm_b_g2", gpu.mark()?));
+        drop(bounce_guard);
 
-        let h: G1Projective = msm::download_point::<G1>(gpu, &h)?;
-        let l: G1Projective = msm::download_point::<G1>(gpu, &l)?;
-        let a: G1Projective = msm::download_point::<G1>(gpu, &a)?;
-        let b1: G1Projective = msm::download_point::<G1>(gpu, &b1)?;
-        let b2: G2Projective = msm::download_point::<G2>(gpu, &b2)?;
+        // The one host synchronisation of the proof: the five results.
+        let t_dl = Instant::now();
+        let h: G1Projective = h.resolve(gpu)?;
+        let l: G1Projective = l.resolve(gpu)?;
+        let a: G1Projective = a.resolve(gpu)?;
+        let b1: G1Projective = b1.resolve(gpu)?;
+        let b2: G2Projective = b2.resolve(gpu)?;
+        report.host_syncs += 1;
+        let pts = 4 * G1::XYZZ_BYTES + G2::XYZZ_BYTES;
+        report.add_transfer("result", Direction::DeviceToHost, pts as u64, false);
+
+        // Device-event phase times, now that everything completed.
+        let mut prev = &wait0;
+        for (name, e) in &marks {
+            let ms = prev.elapsed_ms(e).map_err(|e| gpu.err("event timing", e))?;
+            report.add_phase(name, Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3));
+            prev = e;
+        }
+        if let Some((s0, s1)) = &part.copy_events {
+            if let Ok(ms) = s0.elapsed_ms(s1) {
+                report.add_phase("stage_copy", Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3));
+            }
+        }
+        report.add_phase("result_wait", t_dl.elapsed());
+        // Everything that read the staged buffers and host registrations has completed.
+        drop(part);
+        report.add_phase("region", t_region.elapsed());
         Ok(assemble(srs, input, h, l, a, b1, b2))
+    }
+
+    fn oom(&self, needed: u64) -> ProveError {
+        let st = lock(&self.state);
+        ProveError::DeviceOutOfMemory {
+            device: self.gpu.name().to_string(),
+            needed,
+            free: self
+                .budget
+                .saturating_sub(st.resident.bytes() + st.reserved),
+        }
     }
 }
 
@@ -124,8 +535,8 @@ pub fn assemble(
     }
 }
 
-/// Checks the assignment against the parameters; returns log2 of the domain.
-fn check_shapes(srs: &Srs, asg: &ProvingAssignment) -> Result<u32, ProveError> {
+/// Checks the assignment against the parameters' lengths; returns log2 of the domain.
+fn check_shapes(lens: &Lens, asg: &ProvingAssignment) -> Result<u32, ProveError> {
     let mismatch = |what, params, circuit| {
         Err(ProveError::ShapeMismatch {
             what,
@@ -148,53 +559,33 @@ fn check_shapes(srs: &Srs, asg: &ProvingAssignment) -> Result<u32, ProveError> {
     }
     let lg = asg.log_domain_size();
     let m = 1usize << lg;
-    if srs.h.len() < m - 1 {
-        return mismatch("h (domain - 1)", srs.h.len(), m - 1);
+    if lens.h < m - 1 {
+        return mismatch("h (domain - 1)", lens.h, m - 1);
     }
-    if srs.l.len() != n_aux {
-        return mismatch("l (aux variables)", srs.l.len(), n_aux);
+    if lens.l != n_aux {
+        return mismatch("l (aux variables)", lens.l, n_aux);
     }
     let a_len = n_in + asg.a_aux_density.count_ones();
-    if srs.a.len() != a_len {
-        return mismatch("a (inputs + aux dense in A)", srs.a.len(), a_len);
+    if lens.a != a_len {
+        return mismatch("a (inputs + aux dense in A)", lens.a, a_len);
     }
     let b_len = asg.b_input_density.count_ones() + asg.b_aux_density.count_ones();
-    if srs.b_g1.len() != b_len {
-        return mismatch("b_g1 (dense in B)", srs.b_g1.len(), b_len);
-    }
-    if srs.b_g2.len() != b_len {
-        return mismatch("b_g2 (dense in B)", srs.b_g2.len(), b_len);
+    if lens.b != b_len {
+        return mismatch("b_g1, b_g2 (dense in B)", lens.b, b_len);
     }
     Ok(lg)
 }
 
-/// Peak device bytes of one proof (largest phase, plus slack for the allocator).
-fn plan_bytes(srs: &Srs, asg: &ProvingAssignment, lg: u32) -> usize {
-    let m = 1usize << lg;
-    let fr = 32;
-    let aux = asg.aux_assignment.len() * fr;
-    let h_phase =
-        ntt::h_bytes(lg).max(m * fr + (m - 1) * G1::AFFINE_BYTES + msm::scratch_bytes::<G1>(m));
-    let l_phase = aux + srs.l.len() * G1::AFFINE_BYTES + msm::scratch_bytes::<G1>(srs.l.len());
-    let a_phase =
-        aux + srs.a.len() * (fr + G1::AFFINE_BYTES) + msm::scratch_bytes::<G1>(srs.a.len());
-    let b_phase =
-        srs.b_g2.len() * (fr + G2::AFFINE_BYTES) + msm::scratch_bytes::<G2>(srs.b_g2.len());
-    let b1_phase =
-        aux + srs.b_g1.len() * (fr + G1::AFFINE_BYTES) + msm::scratch_bytes::<G1>(srs.b_g1.len());
-    let peak = h_phase.max(l_phase).max(a_phase).max(b_phase).max(b1_phase);
-    peak + peak / 20 + (64 << 20)
-}
-
-/// [prefix..., aux[i] for every set bit i of `density`] as a new device vector.
+/// [prefix..., aux[i] for every set bit i of the density words] as a new device vector;
+/// also returns the host bytes uploaded (the prefix).
 pub fn gather(
     gpu: &Gpu,
     aux: &CudaSlice<u8>,
     n_aux: usize,
-    density: &DensityBits,
+    words: &CudaSlice<u64>,
+    count: usize,
     prefix: &[Fr],
-) -> Result<CudaSlice<u8>, ProveError> {
-    let count = density.count_ones();
+) -> Result<(CudaSlice<u8>, u64), ProveError> {
     let total = prefix.len() + count;
     let mut out = gpu.alloc::<u8>(total.max(1) * 32)?;
     let s = gpu.stream();
@@ -203,11 +594,11 @@ pub fn gather(
         s.memcpy_htod(bytes_of(prefix), &mut head)
             .map_err(|e| gpu.err("upload inputs", e))?;
     }
-    let nbits = n_aux.min(density.len());
+    let up = (prefix.len() * 32) as u64;
+    let nbits = n_aux.min(words.len() * 64);
     if count == 0 || nbits == 0 {
-        return Ok(out);
+        return Ok((out, up));
     }
-    let words = gpu.upload(density.words())?;
     let nwords = words.len();
     let mut pop = gpu.alloc::<u32>(nwords)?;
     let mut pre = gpu.alloc::<u32>(nwords)?;
@@ -215,7 +606,7 @@ pub fn gather(
     // SAFETY: signatures as in scalars.cu; pop/pre hold nwords u32, out holds total Fr.
     unsafe {
         s.launch_builder(gpu.func("density_popcount")?)
-            .arg(&words)
+            .arg(words)
             .arg(&nw32)
             .arg(&mut pop)
             .launch(cfg(blocks(nwords, 256), 256, 0))
@@ -227,14 +618,14 @@ pub fn gather(
     unsafe {
         s.launch_builder(gpu.func("density_gather")?)
             .arg(aux)
-            .arg(&words)
+            .arg(words)
             .arg(&pre)
             .arg(&nbits32)
             .arg(&mut tail)
             .launch(cfg(blocks(nbits, 256), 256, 0))
     }
     .map_err(|e| gpu.err("density_gather", e))?;
-    Ok(out)
+    Ok((out, up))
 }
 
 impl Backend for CudaBackend {
@@ -243,14 +634,64 @@ impl Backend for CudaBackend {
     }
 
     fn prove(&self, srs: &Srs, inputs: &[ProofInput<'_>]) -> Result<Vec<Proof>, ProveError> {
-        let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
-        self.gpu.bind()?;
-        inputs.iter().map(|i| self.prove_one(srs, i)).collect()
+        inputs
+            .iter()
+            .map(|i| self.prove_staged(srs, *i, None).map(|(p, _)| p))
+            .collect()
+    }
+
+    fn stage<'a>(
+        &self,
+        srs: &Srs,
+        assignment: &'a ProvingAssignment,
+    ) -> Result<Option<Staged<'a>>, ProveError> {
+        let (state, report) = self.stage_partition(srs, assignment)?;
+        Ok(Some(Staged::new(assignment, Box::new(state), report)))
+    }
+
+    fn prove_staged(
+        &self,
+        srs: &Srs,
+        input: ProofInput<'_>,
+        staged: Option<Staged<'_>>,
+    ) -> Result<(Proof, ProveReport), ProveError> {
+        let (state, mut report) = match staged {
+            Some(s) => {
+                let (inner, report) = s.into_parts();
+                let state = inner
+                    .downcast::<StagedState>()
+                    .map_err(|_| ProveError::Invalid("staged by another backend".into()))?;
+                (*state, report)
+            }
+            None => (StagedState::Deferred, ProveReport::default()),
+        };
+        let staged = match state {
+            StagedState::Ready(p, hold) => Some((p, hold)),
+            StagedState::Deferred => None,
+        };
+        let proof = self.prove_region(srs, &input, staged, &mut report)?;
+        Ok((proof, report))
+    }
+
+    fn evict(&self, srs: &Srs) {
+        let key = srs_key(srs);
+        if let Some(bytes) = lock(&self.state).resident.remove(key) {
+            log::info!(
+                "{}: parameters evicted from device memory ({:.2} GiB)",
+                self.gpu.name(),
+                bytes as f64 / (1u64 << 30) as f64
+            );
+        }
+    }
+
+    fn device_memory(&self) -> Option<(u64, u64)> {
+        self.gpu
+            .mem_info()
+            .ok()
+            .map(|(free, total)| (free as u64, total as u64))
     }
 }
 
-// The density-gathered scalars must line up with the bases; for bits past the aux length
-// (never produced by ProvingAssignment) nothing is gathered and the MSM length check fails.
 #[allow(dead_code)]
 fn _assert_send_sync() {
     fn f<T: Send + Sync>() {}

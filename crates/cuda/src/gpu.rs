@@ -15,10 +15,12 @@ use filprove_groth16::ProveError;
 
 use crate::kernels;
 
-/// An open GPU: context, one stream, every kernel of the embedded modules.
+/// An open GPU: context, a compute stream, a copy stream, every kernel of the embedded
+/// modules.
 pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
+    copy: Arc<CudaStream>,
     funcs: HashMap<String, CudaFunction>,
     name: String,
 }
@@ -140,12 +142,17 @@ impl Gpu {
         let ctx = guard(|| CudaContext::new(ordinal))
             .map_err(|e| unavailable(format!("cuda:{ordinal}: {e}")))?;
         let name = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
-        // One stream per Gpu: no cross-stream event bookkeeping needed.
-        // SAFETY: every buffer of this Gpu is used on its one stream only.
+        // Cross-stream ordering is explicit: buffers filled on the copy stream are used on
+        // the compute stream only after it waited on the copy's event, and freed only
+        // after the compute stream was synchronised (see stage.rs).
+        // SAFETY: as above; cudarc's implicit per-buffer events are not relied on.
         unsafe { ctx.disable_event_tracking() };
-        let stream = ctx
-            .new_stream()
-            .map_err(|e| unavailable(format!("cuStreamCreate: {}", describe(&e))))?;
+        let new_stream = || {
+            ctx.new_stream()
+                .map_err(|e| unavailable(format!("cuStreamCreate: {}", describe(&e))))
+        };
+        let stream = new_stream()?;
+        let copy = new_stream()?;
         let mut funcs = HashMap::new();
         for (module, names) in KERNELS {
             let image = kernels::MODULES
@@ -173,6 +180,7 @@ impl Gpu {
         Ok(Self {
             ctx,
             stream,
+            copy,
             funcs,
             name: format!("cuda:{ordinal} {name}"),
         })
@@ -190,9 +198,55 @@ impl Gpu {
         &self.name
     }
 
-    /// The stream all work of this handle runs on.
+    /// The compute stream: every kernel runs on it.
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
+    }
+
+    /// The copy stream: uploads that overlap kernels (staging, parameter loads).
+    pub fn copy_stream(&self) -> &Arc<CudaStream> {
+        &self.copy
+    }
+
+    /// The context (for pinned allocations and host registration).
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// Uninitialised device memory for `n` values of `T`, allocated in `stream`'s order.
+    pub fn alloc_on<T: DeviceRepr>(
+        &self,
+        stream: &Arc<CudaStream>,
+        n: usize,
+    ) -> Result<CudaSlice<T>, ProveError> {
+        // SAFETY: callers write every element before reading it.
+        unsafe { stream.alloc::<T>(n.max(1)) }
+            .map_err(|e| self.oom(e, n * std::mem::size_of::<T>()))
+    }
+
+    /// An event without timing, recorded on `stream` now.
+    pub fn record(&self, stream: &Arc<CudaStream>) -> Result<cudarc::driver::CudaEvent, ProveError> {
+        stream
+            .record_event(None)
+            .map_err(|e| self.err("cuEventRecord", e))
+    }
+
+    /// A timing event recorded on `stream` now.
+    pub fn record_timed(
+        &self,
+        stream: &Arc<CudaStream>,
+    ) -> Result<cudarc::driver::CudaEvent, ProveError> {
+        let e = self.timing_event()?;
+        e.record(stream).map_err(|e| self.err("cuEventRecord", e))?;
+        Ok(e)
+    }
+
+    /// A timing event recorded on the compute stream now.
+    pub fn mark(&self) -> Result<cudarc::driver::CudaEvent, ProveError> {
+        let e = self.timing_event()?;
+        e.record(&self.stream)
+            .map_err(|e| self.err("cuEventRecord", e))?;
+        Ok(e)
     }
 
     /// (free, total) device memory in bytes.

@@ -14,8 +14,16 @@ pub mod field;
 pub mod gpu;
 pub mod kernels;
 pub mod msm;
+pub mod msm_batch;
 pub mod ntt;
 pub mod synth;
+pub mod options;
+pub mod pinned;
+pub mod plan;
+pub mod resident;
+pub mod stage;
+pub mod workload;
 
 pub use backend::CudaBackend;
+pub use options::CudaOptions;
 pub use gpu::Gpu;

@@ -4,7 +4,7 @@
 //! All launches go to one stream; the only host synchronisation is reading the result.
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
-use cudarc::driver::{CudaSlice, CudaStream, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, CudaView, PushKernelArg};
 use filprove_groth16::ProveError;
 
 use crate::field::{self, Limbs};
@@ -23,7 +23,7 @@ pub trait Curve {
     /// Host affine type.
     type Affine: Limbs;
     /// Host projective type.
-    type Projective;
+    type Projective: group::Group;
     /// Converts one downloaded XYZZ point.
     fn from_xyzz(bytes: &[u8]) -> Self::Projective;
 }
@@ -145,6 +145,19 @@ pub fn msm<C: Curve>(
     n: usize,
     split: bool,
 ) -> Result<CudaSlice<u8>, ProveError> {
+    msm_view::<C>(gpu, &bases.as_view(), &scalars.as_view(), n, split)
+}
+
+/// [`msm`] over views (a batch of a longer vector). Every buffer it allocates is used and
+/// freed in the compute stream's order, so a later batch never reuses bucket memory an
+/// earlier batch's kernels may still read.
+pub fn msm_view<C: Curve>(
+    gpu: &Gpu,
+    bases: &CudaView<'_, u8>,
+    scalars: &CudaView<'_, u8>,
+    n: usize,
+    split: bool,
+) -> Result<CudaSlice<u8>, ProveError> {
     if bases.len() < n * C::AFFINE_BYTES || scalars.len() < n * 32 {
         return Err(ProveError::Invalid(format!(
             "MSM of {n} with {} base / {} scalar bytes",
@@ -255,8 +268,8 @@ pub fn msm<C: Curve>(
 /// Sum of the bases whose scalar is exactly 1 (one XYZZ point on the device).
 fn ones_sum<C: Curve>(
     gpu: &Gpu,
-    bases: &CudaSlice<u8>,
-    scalars: &CudaSlice<u8>,
+    bases: &CudaView<'_, u8>,
+    scalars: &CudaView<'_, u8>,
     n: usize,
 ) -> Result<CudaSlice<u8>, ProveError> {
     let t = C::REDUCE_THREADS;

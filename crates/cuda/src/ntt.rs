@@ -245,7 +245,19 @@ pub fn compute_h(gpu: &Gpu, a: &[Fr], b: &[Fr], c: &[Fr]) -> Result<CudaSlice<u8
     let mut da = upload_padded(gpu, a, lg)?;
     let mut db = upload_padded(gpu, b, lg)?;
     let mut dc = upload_padded(gpu, c, lg)?;
-    for d in [&mut da, &mut db, &mut dc] {
+    compute_h_in_place(gpu, &plan, [&mut da, &mut db, &mut dc])?;
+    Ok(da)
+}
+
+/// H on device-resident, zero-padded a, b, c of 2^lg Fr each: afterwards `a` holds h's
+/// coefficients and `b`, `c` hold scratch. Queued on the compute stream.
+pub fn compute_h_in_place(
+    gpu: &Gpu,
+    plan: &NttPlan,
+    [da, db, dc]: [&mut CudaSlice<u8>; 3],
+) -> Result<(), ProveError> {
+    let lg = plan.lg();
+    for d in [&mut *da, &mut *db, &mut *dc] {
         plan.run(gpu, d, NttKind::Inverse)?;
         plan.run(gpu, d, NttKind::CosetForward)?;
     }
@@ -259,15 +271,13 @@ pub fn compute_h(gpu: &Gpu, a: &[Fr], b: &[Fr], c: &[Fr]) -> Result<CudaSlice<u8
     unsafe {
         gpu.stream()
             .launch_builder(gpu.func("h_pointwise")?)
-            .arg(&mut da)
-            .arg(&db)
-            .arg(&dc)
+            .arg(&mut *da)
+            .arg(&*db)
+            .arg(&*dc)
             .arg(&n32)
             .arg(&zinv)
             .launch(cfg(blocks(n, 256).min(132 * 32), 256, 0))
     }
     .map_err(|e| gpu.err("h_pointwise", e))?;
-    drop((db, dc));
-    plan.run(gpu, &mut da, NttKind::CosetInverse)?;
-    Ok(da)
+    plan.run(gpu, da, NttKind::CosetInverse)
 }

@@ -150,3 +150,96 @@ fn unavailable_reports_a_reason() {
         }
     }
 }
+
+/// Every combination of the transfer switches (pre-staging, host path, resident
+/// parameters, per-batch syncs, small MSM batches, a budget that forces streaming) proves
+/// the same bytes as the CPU, staged the way the engine's workers stage, and reports its
+/// transfers consistently with the switches.
+#[test]
+fn every_switch_combination_gives_the_cpu_proof() {
+    use filprove_cuda::options::CudaOptions;
+    use filprove_cuda::stage::HostPath;
+    use filprove_groth16::Direction;
+    let Some(_) = common::gpu("every_switch_combination_gives_the_cpu_proof") else {
+        return;
+    };
+    let cpu = CpuBackend::new(Some(2)).unwrap();
+    let mut rng = common::rng("switches");
+    use rand::Rng;
+    // Large enough (~2^19 rows) that a, b, c and aux are registered, not just copied.
+    let mk = |rng: &mut rand_chacha::ChaCha8Rng| Mix {
+        bits: (0..300_000).map(|_| rng.gen()).collect(),
+        vals: (0..100_000).map(|_| Fr::random(&mut *rng)).collect(),
+    };
+    let srs = generate_parameters(mk(&mut rng), &mut rng).unwrap();
+    let asg = ProvingAssignment::synthesize(mk(&mut rng)).unwrap();
+    let input = ProofInput {
+        assignment: &asg,
+        randomness: Randomness::random(&mut rng),
+    };
+    let want = cpu.prove(&srs, &[input]).unwrap()[0].to_bytes();
+    let mut n = 0;
+    for prestage in [true, false] {
+        for host_path in [HostPath::Register, HostPath::Bounce, HostPath::Pageable] {
+            for resident_srs in [true, false] {
+                for sync_per_batch in [false, true] {
+                    for max_batch in [0u64, 100_000] {
+                        if !prestage && host_path != HostPath::Pageable {
+                            continue;
+                        }
+                        let opts = CudaOptions {
+                            prestage,
+                            host_path,
+                            resident_srs,
+                            sync_per_batch,
+                            max_batch,
+                            ..CudaOptions::default()
+                        };
+                        let what = opts.describe();
+                        let backend = CudaBackend::with_options(0, opts).unwrap();
+                        for round in 0..2 {
+                            let staged = backend.stage(&srs, &asg).unwrap();
+                            let (proof, report) =
+                                backend.prove_staged(&srs, input, staged).unwrap();
+                            assert_eq!(proof.to_bytes(), want, "{what}, round {round}");
+                            let h2d = report.bytes(Direction::HostToDevice, None);
+                            assert!(h2d >= (asg.a.len() * 3 * 32) as u64, "{what}: {h2d}");
+                            let pageable = report.bytes(Direction::HostToDevice, Some(false));
+                            if host_path != HostPath::Pageable && prestage {
+                                // Only the density words and inputs go pageable.
+                                assert!(pageable < h2d / 4, "{what}: {report:?}");
+                            }
+                            if sync_per_batch && max_batch > 0 {
+                                assert!(report.host_syncs > 5, "{what}: {}", report.host_syncs);
+                            } else if resident_srs && round == 1 && !sync_per_batch {
+                                assert_eq!(report.host_syncs, 1, "{what}");
+                            }
+                            if !resident_srs {
+                                assert!(
+                                    report.transfers.iter().any(|t| t.phase == "msm_h"),
+                                    "{what}: streamed parameters not counted"
+                                );
+                            }
+                            for p in ["ntt_h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2"] {
+                                assert!(report.phase(p).is_some(), "{what}: no phase {p}");
+                            }
+                        }
+                        n += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(n, 32);
+    // A budget too small for resident parameters streams them and still agrees.
+    let m = 1u64 << asg.log_domain_size();
+    let small = CudaOptions {
+        vram_budget: Some(3 * m * 32 * 2 + (256 << 20)),
+        ..CudaOptions::default()
+    };
+    let backend = CudaBackend::with_options(0, small).unwrap();
+    let staged = backend.stage(&srs, &asg).unwrap();
+    let (proof, report) = backend.prove_staged(&srs, input, staged).unwrap();
+    assert_eq!(proof.to_bytes(), want);
+    assert!(!report.fallbacks.is_empty(), "{report:?}");
+}

@@ -42,6 +42,11 @@ enum Command {
     Demo(cli::demo::DemoArgs),
     /// Time our prover against filecoin-proofs' own on the same request.
     Compare(cli::compare::CompareArgs),
+    /// Print the device-memory plan of one partition for a circuit and a GPU size.
+    VramPlan(cli::vram_plan::VramPlanArgs),
+    /// GPU benchmark on a synthetic 32 GiB-shaped partition (per-phase times, bytes, syncs
+    /// under each transfer switch; pipeline throughput). Its proofs cannot verify.
+    SyntheticBench(cli::synthetic::SyntheticArgs),
     /// Run the proving daemon (cuzk.v1 gRPC, HTTP /metrics /status /healthz).
     Daemon(filprove::server::DaemonArgs),
     #[command(flatten)]
@@ -77,6 +82,8 @@ fn main() {
         Command::Fixtures(a) => cli::fixtures::run(a),
         Command::Demo(a) => cli::demo::run(a),
         Command::Compare(a) => cli::compare::run(a),
+        Command::VramPlan(a) => cli::vram_plan::run(a),
+        Command::SyntheticBench(a) => cli::synthetic::run(a),
         Command::Daemon(a) => filprove::server::run_daemon(a),
         Command::Client(c) => filprove::client::run_client(c),
         Command::Timeline(a) => cli::timeline::run(a),

@@ -250,7 +250,7 @@ impl Engine {
                 let s = shared.clone();
                 spawn(
                     format!("prove-{d}.{w}"),
-                    Box::new(move || workers::prover_worker(s, d)),
+                    Box::new(move || workers::prover_worker(s, d, w)),
                 )?;
             }
         }

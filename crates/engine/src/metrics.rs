@@ -40,6 +40,26 @@ const FAMILIES: &[(&str, &str, &str)] = &[
         "Seconds each device spent inside the kernel region (backend prove calls).",
     ),
     (
+        "filprove_device_transfer_bytes_total",
+        "counter",
+        "Bytes moved between host and device, by device, direction (h2d, d2h) and host memory (pinned, pageable).",
+    ),
+    (
+        "filprove_device_host_syncs_total",
+        "counter",
+        "Times the host waited for a device during proofs.",
+    ),
+    (
+        "filprove_device_phase_seconds_total",
+        "counter",
+        "Seconds per proof phase (stage, ntt_h, msm_h, msm_l, msm_a, msm_b_g1, msm_b_g2, ...), by device.",
+    ),
+    (
+        "filprove_device_fallbacks_total",
+        "counter",
+        "Proofs that left the fast path (uploads inside the kernel region, streamed parameters), by device.",
+    ),
+    (
         "filprove_device_lock_wait_seconds_total",
         "counter",
         "Seconds prover workers waited for their device's kernel lock.",

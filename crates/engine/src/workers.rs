@@ -5,7 +5,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use filprove_groth16::{Proof, ProofInput, Randomness};
+use filprove_groth16::{Direction, Proof, ProofInput, ProveReport, Randomness};
 
 use crate::engine::Shared;
 use crate::job::JobOutcome;
@@ -31,9 +31,11 @@ pub(crate) fn synthesis_worker(shared: Arc<Shared>, express: bool) {
         if !job.start_partition(task.attempt) {
             continue;
         }
+        timeline("synth_start", &job.id, task.partition, None);
         let t = Instant::now();
         let result = catch_unwind(AssertUnwindSafe(|| payload.synthesize(task.partition)));
         let dt = t.elapsed();
+        timeline("synth_end", &job.id, task.partition, None);
         job.add_times(Duration::ZERO, dt, Duration::ZERO);
         tracing::info!(
             job = %job.id, kind = job.kind, partition = task.partition,
@@ -83,10 +85,99 @@ pub(crate) fn synthesis_worker(shared: Arc<Shared>, express: bool) {
     }
 }
 
-/// A prover worker of device `device`: takes the most urgent synthesized partition,
-/// leases its parameters, proves it inside the device's kernel lock, and finishes the job
-/// when it was the last partition.
-pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize) {
+/// Microseconds since the UNIX epoch, for timeline events.
+fn now_us() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0)
+}
+
+/// One timeline event (docs/timeline.md): `gpu` is (device name, worker index).
+fn timeline(ev: &'static str, job: &str, partition: usize, gpu: Option<(&str, usize)>) {
+    match gpu {
+        Some((device, worker)) => tracing::info!(
+            target: "filprove::timeline", ev, job, partition, device, worker, t_us = now_us(), "timeline"
+        ),
+        None => tracing::info!(
+            target: "filprove::timeline", ev, job, partition, t_us = now_us(), "timeline"
+        ),
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e6).round() / 1e3
+}
+
+/// The per-partition timing line: every phase, the transfer inventory, host syncs.
+fn log_partition(
+    job: &JobEntry,
+    partition: usize,
+    device: &str,
+    worker: usize,
+    lock_wait: Duration,
+    total: Duration,
+    r: &ProveReport,
+) {
+    let phase = |n: &str| r.phase(n).map(ms).unwrap_or(0.0);
+    let h2d = |p: Option<bool>| r.bytes(Direction::HostToDevice, p);
+    tracing::info!(
+        target: "filprove::timeline",
+        job = %job.id, kind = job.kind, partition, device, worker,
+        stage_ms = phase("stage"), stage_copy_ms = phase("stage_copy"),
+        lock_wait_ms = ms(lock_wait), upload_ms = phase("upload"),
+        srs_upload_ms = phase("srs_upload"), stage_wait_ms = phase("stage_wait"),
+        ntt_h_ms = phase("ntt_h"), msm_h_ms = phase("msm_h"), msm_l_ms = phase("msm_l"),
+        msm_a_ms = phase("msm_a"), msm_b_g1_ms = phase("msm_b_g1"),
+        msm_b_g2_ms = phase("msm_b_g2"), result_wait_ms = phase("result_wait"),
+        region_ms = phase("region"), prove_ms = phase("prove"), total_ms = ms(total),
+        h2d_bytes = h2d(None), h2d_pinned_bytes = h2d(Some(true)),
+        h2d_pageable_bytes = h2d(Some(false)),
+        d2h_bytes = r.bytes(Direction::DeviceToHost, None),
+        host_syncs = r.host_syncs, peak_device_bytes = r.peak_device_bytes,
+        transfers = %r.transfers_summary(),
+        fallbacks = %r.fallbacks.join("; "),
+        "partition"
+    );
+}
+
+fn record_report(shared: &Shared, device: &str, r: &ProveReport) {
+    for t in &r.transfers {
+        let dir = match t.direction {
+            Direction::HostToDevice => "h2d",
+            Direction::DeviceToHost => "d2h",
+        };
+        let mem = if t.pinned { "pinned" } else { "pageable" };
+        shared.metrics.add(
+            "filprove_device_transfer_bytes_total",
+            &[("device", device), ("direction", dir), ("host_memory", mem)],
+            t.bytes as f64,
+        );
+    }
+    shared.metrics.add(
+        "filprove_device_host_syncs_total",
+        &[("device", device)],
+        f64::from(r.host_syncs),
+    );
+    for (name, d) in &r.phases {
+        shared.metrics.add(
+            "filprove_device_phase_seconds_total",
+            &[("device", device), ("phase", name)],
+            d.as_secs_f64(),
+        );
+    }
+    if !r.fallbacks.is_empty() {
+        shared
+            .metrics
+            .add("filprove_device_fallbacks_total", &[("device", device)], 1.0);
+    }
+}
+
+/// A prover worker (`worker` of device `device`): takes the most urgent synthesized
+/// partition, leases its parameters, stages it (pinning and uploads on the copy stream,
+/// before the lock), proves it inside the device's kernel lock, and finishes the job when
+/// it was the last partition.
+pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize, worker: usize) {
     let dev = &shared.devices[device];
     while let Some(task) = shared.sched.next_prove(device) {
         let job = task.job.clone();
@@ -103,23 +194,40 @@ pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize) {
                 continue;
             }
         };
-        dev.set_current(Some((job.id.clone(), job.kind)));
+        let gpu = Some((dev.name.as_str(), worker));
+        let t_total = Instant::now();
+        timeline("stage_start", &job.id, task.partition, gpu);
+        let staged = catch_unwind(AssertUnwindSafe(|| {
+            dev.backend.stage(lease.srs(), &task.assignment)
+        }));
+        timeline("stage_end", &job.id, task.partition, gpu);
+        timeline("lock_wait", &job.id, task.partition, gpu);
         let wait_start = Instant::now();
         let kernel = dev.kernel_lock.lock().unwrap_or_else(|p| p.into_inner());
         let lock_wait = wait_start.elapsed();
+        timeline("lock_acquired", &job.id, task.partition, gpu);
+        dev.set_current(Some((job.id.clone(), job.kind)));
         let t = Instant::now();
         let randomness = Randomness::random(&mut rand::thread_rng());
+        timeline("gpu_start", &job.id, task.partition, gpu);
         let result = catch_unwind(AssertUnwindSafe(|| {
-            dev.backend.prove(
+            let staged = staged.map_err(|p| filprove_groth16::ProveError::Invalid(format!(
+                "staging panicked: {}",
+                panic_message(p)
+            )))??;
+            dev.backend.prove_staged(
                 lease.srs(),
-                &[ProofInput {
+                ProofInput {
                     assignment: &task.assignment,
                     randomness,
-                }],
+                },
+                staged,
             )
         }));
         let dt = t.elapsed();
+        timeline("gpu_end", &job.id, task.partition, gpu);
         drop(kernel);
+        timeline("lock_released", &job.id, task.partition, gpu);
         dev.set_current(None);
         dev.add_busy(dt);
         job.note_device(device);
@@ -145,29 +253,26 @@ pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize) {
         drop(assignment);
         drop(reservation);
         job.add_times(srs_time, Duration::ZERO, dt);
+        if let Ok(Ok((_, report))) = &result {
+            record_report(&shared, &dev.name, report);
+            log_partition(&job, partition, &dev.name, worker, lock_wait, t_total.elapsed(), report);
+        }
+        timeline("partition_done", &job.id, partition, gpu);
         tracing::info!(
             job = %job.id, kind = job.kind, partition, device = %dev.name,
             srs_wait_ms = srs_time.as_millis() as u64, lock_wait_ms = lock_wait.as_millis() as u64,
             prove_ms = dt.as_millis() as u64, "partition proved"
         );
         match result {
-            Ok(Ok(proofs)) if proofs.len() == 1 => {
+            Ok(Ok((proof, _))) => {
                 shared.metrics.add(
                     "filprove_partitions_total",
                     &[("kind", job.kind), ("stage", "proved")],
                     1.0,
                 );
-                if let Some(all) = job.record_proof(attempt, partition, proofs[0]) {
+                if let Some(all) = job.record_proof(attempt, partition, proof) {
                     finalize(&shared, &job, &all);
                 }
-            }
-            Ok(Ok(proofs)) => {
-                job.partition_dropped();
-                let e = EngineError::Internal(format!(
-                    "backend returned {} proofs for 1 input",
-                    proofs.len()
-                ));
-                shared.complete(&job, JobOutcome::Failed(e), Duration::ZERO);
             }
             Ok(Err(e)) => {
                 job.partition_dropped();

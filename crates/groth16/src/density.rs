@@ -25,6 +25,18 @@ impl DensityBits {
         }
     }
 
+    /// A vector of `len` bits from its words (bits past `len` are cleared).
+    pub fn from_words(mut words: Vec<u64>, len: usize) -> Self {
+        words.resize(len.div_ceil(64), 0);
+        if !len.is_multiple_of(64) {
+            if let Some(last) = words.last_mut() {
+                *last &= (1u64 << (len % 64)) - 1;
+            }
+        }
+        let count = words.iter().map(|w| w.count_ones() as usize).sum();
+        Self { words, len, count }
+    }
+
     /// Appends a clear bit (a new variable, not yet seen in the query).
     #[inline]
     pub fn push_clear(&mut self) {

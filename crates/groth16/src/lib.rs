@@ -6,6 +6,7 @@
 //! - [`keygen`]: fast parameter generation for test sizes;
 //! - [`proof`]: the 192-byte proof and its encoding;
 //! - [`backend`]: the [`backend::Backend`] trait every prover implements;
+//! - [`report`]: what one proof cost (phases, transfers, host syncs);
 //! - [`cpu`]: the CPU reference backend (NTT, MSM, prover).
 
 pub mod assignment;
@@ -16,10 +17,12 @@ pub mod error;
 pub mod keygen;
 pub mod params;
 pub mod proof;
+pub mod report;
 
 pub use assignment::ProvingAssignment;
-pub use backend::{Backend, ProofInput, Randomness};
+pub use backend::{Backend, ProofInput, Randomness, Staged};
 pub use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar as Fr};
 pub use error::{ParamsError, ProveError};
 pub use params::{Srs, VerifyingKey};
 pub use proof::Proof;
+pub use report::{Direction, ProveReport, Transfer};

@@ -7,5 +7,7 @@ pub mod fixtures;
 pub mod params;
 pub mod prove;
 pub mod stage;
+pub mod synthetic;
 pub mod timeline;
 pub mod verify;
+pub mod vram_plan;

@@ -1,0 +1,160 @@
+//! MSMs in batches: bases resident on the device or streamed from the host through pinned
+//! bounce buffers (double-buffered on the copy stream), batch results kept on the device
+//! and reduced there with one synchronisation at the end. `sync_per_batch` restores the
+//! naive behaviour (download and wait after every batch) so its cost can be measured.
+
+use cudarc::driver::{CudaEvent, CudaSlice, PushKernelArg};
+use filprove_groth16::{Direction, ProveError, ProveReport};
+
+use crate::gpu::{cfg, Gpu};
+use crate::msm::{self, Curve};
+use crate::pinned::Bounce;
+
+/// Where the bases of an MSM are.
+pub enum Bases<'a> {
+    /// In device memory (resident parameters).
+    Device(&'a CudaSlice<u8>),
+    /// In host memory (affine points, device layout): streamed per batch.
+    Host(&'a [u8]),
+}
+
+/// How to run an MSM, and where to account for it.
+pub struct MsmRun<'a> {
+    /// Points per batch (0: all at once).
+    pub batch: usize,
+    /// Download and wait after every batch (the naive behaviour).
+    pub sync_per_batch: bool,
+    /// Pinned buffers for streamed bases.
+    pub bounce: Option<&'a mut Bounce>,
+    /// Timing line and transfer inventory of the proof.
+    pub report: &'a mut ProveReport,
+    /// Phase the transfers and syncs are counted in.
+    pub phase: &'static str,
+}
+
+/// An MSM result: on the device (one XYZZ point, read at the proof's one sync) or already
+/// on the host (naive per-batch mode).
+pub enum Pending<C: Curve> {
+    /// One XYZZ point in device memory.
+    Device(CudaSlice<u8>),
+    /// Summed on the host.
+    Host(C::Projective),
+}
+
+impl<C: Curve> Pending<C> {
+    /// The value; downloads (after the stream's earlier work) when still on the device.
+    pub fn resolve(&self, gpu: &Gpu) -> Result<C::Projective, ProveError> {
+        match self {
+            Pending::Device(d) => msm::download_point::<C>(gpu, d),
+            Pending::Host(p) => Ok(*p),
+        }
+    }
+}
+
+/// sum scalars[i] * bases[i], i < n, in batches of `run.batch` points.
+pub fn msm_batched<C: Curve>(
+    gpu: &Gpu,
+    bases: Bases<'_>,
+    scalars: &CudaSlice<u8>,
+    n: usize,
+    split: bool,
+    run: &mut MsmRun<'_>,
+) -> Result<Pending<C>, ProveError> {
+    let ab = C::AFFINE_BYTES;
+    let avail = match &bases {
+        Bases::Device(d) => d.len(),
+        Bases::Host(h) => h.len(),
+    };
+    if avail < n * ab || scalars.len() < n * 32 {
+        return Err(ProveError::Invalid(format!(
+            "MSM of {n} with {avail} base / {} scalar bytes",
+            scalars.len()
+        )));
+    }
+    let batch = if run.batch == 0 { n.max(1) } else { run.batch };
+    let nbatches = n.div_ceil(batch).max(1);
+    if nbatches == 1 && !matches!(bases, Bases::Host(_)) && !run.sync_per_batch {
+        if let Bases::Device(d) = bases {
+            return msm::msm::<C>(gpu, d, scalars, n, split).map(Pending::Device);
+        }
+    }
+    let s = gpu.stream();
+    let copy = gpu.copy_stream();
+    let mut results = gpu.alloc::<u8>(nbatches * C::XYZZ_BYTES)?;
+    let mut host_sum = <C::Projective as group::Group>::identity();
+    // Streamed bases: two device slots filled in turn on the copy stream.
+    let mut slots: Vec<CudaSlice<u8>> = Vec::new();
+    let mut slot_free: [Option<CudaEvent>; 2] = [None, None];
+    if let Bases::Host(_) = bases {
+        for _ in 0..2 {
+            slots.push(gpu.alloc_on::<u8>(copy, batch.min(n) * ab)?);
+        }
+    }
+    for k in 0..nbatches {
+        let lo = k * batch;
+        let len = batch.min(n - lo);
+        let sc = scalars.slice(lo * 32..(lo + len) * 32);
+        let r = match &bases {
+            Bases::Device(d) => {
+                let b = d.slice(lo * ab..(lo + len) * ab);
+                msm::msm_view::<C>(gpu, &b, &sc, len, split)?
+            }
+            Bases::Host(h) => {
+                let slot = k % 2;
+                if let Some(e) = slot_free[slot].take() {
+                    copy.wait(&e).map_err(|e| gpu.err("copy wait", e))?;
+                }
+                let bounce = run.bounce.as_deref_mut().ok_or_else(|| {
+                    ProveError::Invalid("streamed MSM without bounce buffers".into())
+                })?;
+                let bytes = &h[lo * ab..(lo + len) * ab];
+                let mut dst = slots[slot].slice_mut(0..bytes.len());
+                bounce.upload(gpu, copy, bytes, &mut dst)?;
+                run.report
+                    .add_transfer(run.phase, Direction::HostToDevice, bytes.len() as u64, true);
+                let ready = gpu.record(copy)?;
+                s.wait(&ready).map_err(|e| gpu.err("stream wait", e))?;
+                let b = slots[slot].slice(0..bytes.len());
+                let r = msm::msm_view::<C>(gpu, &b, &sc, len, split)?;
+                slot_free[slot] = Some(gpu.record(s)?);
+                r
+            }
+        };
+        if run.sync_per_batch {
+            host_sum += msm::download_point::<C>(gpu, &r)?;
+            run.report.host_syncs += 1;
+            run.report
+                .add_transfer(run.phase, Direction::DeviceToHost, C::XYZZ_BYTES as u64, false);
+        } else {
+            let mut dst = results.slice_mut(k * C::XYZZ_BYTES..(k + 1) * C::XYZZ_BYTES);
+            s.memcpy_dtod(&r, &mut dst)
+                .map_err(|e| gpu.err("copy batch result", e))?;
+        }
+    }
+    if let Some(b) = run.bounce.as_deref_mut() {
+        b.drain(gpu)?;
+    }
+    // The slots were allocated on the copy stream; free them only after the compute
+    // stream is done reading them.
+    if !slots.is_empty() {
+        let done = gpu.record(s)?;
+        copy.wait(&done).map_err(|e| gpu.err("copy wait", e))?;
+        drop(slots);
+    }
+    if run.sync_per_batch {
+        return Ok(Pending::Host(host_sum));
+    }
+    let mut out = gpu.alloc::<u8>(C::XYZZ_BYTES)?;
+    let t = C::REDUCE_THREADS;
+    let nb32 = nbatches as u32;
+    // SAFETY: signature as in msm.cuh (in, n, out); `results` holds nbatches points.
+    unsafe {
+        s.launch_builder(gpu.func(&format!("{}_xyzz_reduce", C::PREFIX))?)
+            .arg(&results)
+            .arg(&nb32)
+            .arg(&mut out)
+            .launch(cfg(1, t, t * C::XYZZ_BYTES as u32))
+    }
+    .map_err(|e| gpu.err("xyzz_reduce (batches)", e))?;
+    Ok(Pending::Device(out))
+}

@@ -1,0 +1,174 @@
+//! Page-locked host memory: host vectors registered in place (so a copy stream can read
+//! them at full PCIe speed while kernels run), and a pair of pinned bounce buffers for data
+//! that cannot be registered (copied in by CPU threads, then sent on a stream).
+
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use cudarc::driver::sys::{self, CUresult};
+use cudarc::driver::{result, CudaContext, CudaEvent, CudaStream, CudaViewMut, DevicePtrMut};
+use filprove_groth16::ProveError;
+use rayon::prelude::*;
+
+use crate::gpu::Gpu;
+
+/// Host memory below this size is not worth registering (the call costs more than the
+/// pageable copy).
+pub const MIN_REGISTER_BYTES: usize = 8 << 20;
+
+/// Host memory registered with the driver for as long as this value lives.
+pub struct Registered {
+    ptr: usize,
+    bytes: usize,
+    ctx: Arc<CudaContext>,
+}
+
+impl Registered {
+    /// Registers `host` in place. The caller keeps `host` alive and unmoved until this
+    /// value is dropped (and every copy from it has completed). An error is the reason
+    /// registration was not possible, for the fallback's log line.
+    pub fn new(gpu: &Gpu, host: &[u8]) -> Result<Self, String> {
+        if host.len() < MIN_REGISTER_BYTES {
+            return Err(format!("{} bytes: too small to register", host.len()));
+        }
+        gpu.bind().map_err(|e| e.to_string())?;
+        // SAFETY: the range is one live allocation of the caller's; the driver pins its
+        // pages (PORTABLE: visible to every context) and reads it only through copies we
+        // order before the value is dropped.
+        let r = unsafe {
+            sys::cuMemHostRegister_v2(
+                host.as_ptr() as *mut c_void,
+                host.len(),
+                sys::CU_MEMHOSTREGISTER_PORTABLE,
+            )
+        };
+        if r != CUresult::CUDA_SUCCESS {
+            return Err(format!("cuMemHostRegister of {} bytes: {r:?}", host.len()));
+        }
+        Ok(Self {
+            ptr: host.as_ptr() as usize,
+            bytes: host.len(),
+            ctx: gpu.context().clone(),
+        })
+    }
+
+    /// Bytes registered.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind_to_thread();
+        // SAFETY: registered by `new`; every copy reading it completed (caller's contract).
+        let r = unsafe { sys::cuMemHostUnregister(self.ptr as *mut c_void) };
+        if r != CUresult::CUDA_SUCCESS {
+            log::warn!("cuMemHostUnregister of {} bytes: {r:?}", self.bytes);
+        }
+    }
+}
+
+// SAFETY: the value only names a host range; unregistering works from any thread.
+unsafe impl Send for Registered {}
+unsafe impl Sync for Registered {}
+
+/// Two pinned host buffers used in turn: a chunk of pageable host data is copied into one
+/// by CPU threads while the other is being sent to the device on a stream.
+pub struct Bounce {
+    bufs: [(usize, Option<CudaEvent>); 2],
+    chunk: usize,
+    next: usize,
+    ctx: Arc<CudaContext>,
+}
+
+// SAFETY: the buffers are owned host allocations; events are plain driver handles.
+unsafe impl Send for Bounce {}
+
+impl Bounce {
+    /// Allocates two pinned buffers of `chunk` bytes.
+    pub fn new(gpu: &Gpu, chunk: usize) -> Result<Self, ProveError> {
+        gpu.bind()?;
+        let mut ptrs = [0usize; 2];
+        for p in &mut ptrs {
+            // SAFETY: a fresh allocation, freed in Drop.
+            let ptr = unsafe { result::malloc_host(chunk, sys::CU_MEMHOSTALLOC_PORTABLE) }
+                .map_err(|e| gpu.err("cuMemHostAlloc (bounce buffer)", e))?;
+            *p = ptr as usize;
+        }
+        Ok(Self {
+            bufs: [(ptrs[0], None), (ptrs[1], None)],
+            chunk,
+            next: 0,
+            ctx: gpu.context().clone(),
+        })
+    }
+
+    /// Bytes per buffer.
+    pub fn chunk(&self) -> usize {
+        self.chunk
+    }
+
+    /// Queues `host` -> `dst` on `stream` through the two buffers. Returns when the last
+    /// chunk is queued (the host waits only for a buffer's previous copy to finish before
+    /// refilling it). The copy is complete when `stream` reaches this point.
+    pub fn upload(
+        &mut self,
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        host: &[u8],
+        dst: &mut CudaViewMut<'_, u8>,
+    ) -> Result<(), ProveError> {
+        if dst.len() < host.len() {
+            return Err(ProveError::Invalid(format!(
+                "upload of {} bytes into {}",
+                host.len(),
+                dst.len()
+            )));
+        }
+        let (base, _guard) = dst.device_ptr_mut(stream);
+        for (k, piece) in host.chunks(self.chunk).enumerate() {
+            let (ptr, ev) = &mut self.bufs[self.next];
+            if let Some(e) = ev.take() {
+                e.synchronize().map_err(|e| gpu.err("bounce wait", e))?;
+            }
+            // SAFETY: the buffer holds `chunk` >= piece.len() bytes and no copy reads it
+            // (its last event completed above).
+            let buf = unsafe { std::slice::from_raw_parts_mut(*ptr as *mut u8, piece.len()) };
+            buf.par_chunks_mut(4 << 20)
+                .zip(piece.par_chunks(4 << 20))
+                .for_each(|(d, s)| d.copy_from_slice(s));
+            let off = (k * self.chunk) as u64;
+            // SAFETY: dst has room for host.len() bytes from base; buf stays allocated and
+            // unwritten until the event recorded after the copy completes.
+            unsafe { result::memcpy_htod_async(base + off, &*buf, stream.cu_stream()) }
+                .map_err(|e| gpu.err("bounce copy", e))?;
+            *ev = Some(gpu.record(stream)?);
+            self.next ^= 1;
+        }
+        Ok(())
+    }
+
+    /// Waits until both buffers are free.
+    pub fn drain(&mut self, gpu: &Gpu) -> Result<(), ProveError> {
+        for (_, ev) in &mut self.bufs {
+            if let Some(e) = ev.take() {
+                e.synchronize().map_err(|e| gpu.err("bounce wait", e))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Bounce {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind_to_thread();
+        for (ptr, ev) in &mut self.bufs {
+            if let Some(e) = ev.take() {
+                let _ = e.synchronize();
+            }
+            // SAFETY: allocated by malloc_host in new; no copy reads it any more.
+            let _ = unsafe { result::free_host(*ptr as *mut c_void) };
+        }
+    }
+}

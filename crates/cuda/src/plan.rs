@@ -1,0 +1,392 @@
+//! The device-memory plan of one partition: what is allocated in each phase of a proof,
+//! the peak, and whether the parameters can stay resident. Pure arithmetic (no GPU), so
+//! `filprove vram-plan` prints the same plan the backend enforces.
+
+use std::fmt;
+
+use crate::msm::{self, Curve, G1, G2};
+
+const FR: u64 = 32;
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// The sizes that decide a partition's memory: its domain and its parameter sections.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// log2 of the evaluation domain.
+    pub lg: u32,
+    /// Aux (private) variables = points in L.
+    pub n_aux: u64,
+    /// Points in A (inputs plus aux dense in A).
+    pub a_len: u64,
+    /// Points in B (G1 and G2 alike).
+    pub b_len: u64,
+}
+
+impl Shape {
+    /// The shape implied by a parameter set: h has 2^lg - 1 points, l one per aux.
+    pub fn from_srs_lengths(h: u64, l: u64, a: u64, b: u64) -> Self {
+        Self {
+            lg: (h + 1).next_power_of_two().trailing_zeros(),
+            n_aux: l,
+            a_len: a,
+            b_len: b,
+        }
+    }
+
+    /// One 32 GiB PoRep partition (facts.md: 2^27 domain, 130,169,893 aux, A 328 inputs +
+    /// 129,753,292 aux, B 33,112,281 aux + the ONE input).
+    pub fn porep_32g() -> Self {
+        Self {
+            lg: 27,
+            n_aux: 130_169_893,
+            a_len: 328 + 129_753_292,
+            b_len: 1 + 33_112_281,
+        }
+    }
+
+    /// Domain size.
+    pub fn m(&self) -> u64 {
+        1 << self.lg
+    }
+
+    /// Bytes of the parameters the proof reads (h, l, a, b_g1, b_g2).
+    pub fn srs_bytes(&self) -> u64 {
+        let g1 = G1::AFFINE_BYTES as u64;
+        (self.m() - 1 + self.n_aux + self.a_len + self.b_len) * g1
+            + self.b_len * G2::AFFINE_BYTES as u64
+    }
+
+    /// Bytes staged per partition: a, b, c padded to the domain, and the aux witness.
+    pub fn staged_bytes(&self) -> u64 {
+        3 * self.m() * FR + self.n_aux * FR + 2 * self.n_aux.div_ceil(64) * 8
+    }
+}
+
+/// Knobs the plan depends on.
+#[derive(Clone, Copy, Debug)]
+pub struct PlanInput {
+    /// Device memory the plan may use (bytes).
+    pub budget: u64,
+    /// Partitions staged at once (one in the kernel region, the others waiting).
+    pub staging_slots: u64,
+    /// Keep the parameters in device memory when they fit.
+    pub allow_resident: bool,
+    /// Largest MSM batch (points); 0 = no limit.
+    pub max_batch: u64,
+}
+
+/// One allocation live during a phase.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Allocation {
+    /// What it holds.
+    pub name: &'static str,
+    /// Bytes.
+    pub bytes: u64,
+}
+
+/// The allocations of one phase of the kernel region (beyond resident parameters and the
+/// other staged partitions).
+#[derive(Clone, Debug)]
+pub struct PhasePlan {
+    /// Phase name (as in the timing line).
+    pub phase: &'static str,
+    /// Live allocations.
+    pub live: Vec<Allocation>,
+}
+
+impl PhasePlan {
+    /// Bytes live in this phase.
+    pub fn bytes(&self) -> u64 {
+        self.live.iter().map(|a| a.bytes).sum()
+    }
+}
+
+/// The plan of one partition on one device.
+#[derive(Clone, Debug)]
+pub struct VramPlan {
+    /// The shape planned for.
+    pub shape: Shape,
+    /// Budget planned against.
+    pub budget: u64,
+    /// Parameters resident in device memory (else streamed from pinned host memory per
+    /// MSM batch).
+    pub resident: bool,
+    /// Parameter bytes (resident or streamed).
+    pub srs_bytes: u64,
+    /// Bytes of one staged partition.
+    pub staged_bytes: u64,
+    /// Partitions staged at once (0: uploads happen inside the kernel region).
+    pub staging_slots: u64,
+    /// MSM batch (points) per curve group: the MSMs run in batches of at most this many.
+    pub batch: u64,
+    /// The kernel region's phases.
+    pub phases: Vec<PhasePlan>,
+    /// Why the plan is not the fastest one, where it is not.
+    pub notes: Vec<String>,
+}
+
+impl VramPlan {
+    /// Peak bytes of the kernel region (largest phase).
+    pub fn working_peak(&self) -> u64 {
+        self.phases.iter().map(|p| p.bytes()).max().unwrap_or(0)
+    }
+
+    /// Peak device bytes: resident parameters, the staged partitions other than the one
+    /// being proved, and the kernel region's largest phase.
+    pub fn peak(&self) -> u64 {
+        let srs = if self.resident { self.srs_bytes } else { 0 };
+        srs + self.staging_slots.saturating_sub(1) * self.staged_bytes + self.working_peak()
+    }
+
+    /// Bytes reserved for the kernel region beyond the partition's staged buffers.
+    pub fn working_extra(&self) -> u64 {
+        self.working_peak().saturating_sub(self.staged_bytes)
+    }
+}
+
+fn scratch<C: Curve>(n: u64, batch: u64) -> u64 {
+    msm::scratch_bytes::<C>(n.min(batch).max(1) as usize) as u64
+}
+
+/// The kernel region's phases for a batch size, parameters resident or streamed.
+fn phases(s: &Shape, batch: u64, resident: bool) -> Vec<PhasePlan> {
+    let m = s.m();
+    let (g1, g2) = (G1::AFFINE_BYTES as u64, G2::AFFINE_BYTES as u64);
+    let a = |name, bytes| Allocation { name, bytes };
+    let staged = s.staged_bytes();
+    let abc = 3 * m * FR;
+    let aux = staged - abc;
+    // Streamed parameters: two batch-sized slots of bases, filled in turn.
+    let slots = |n: u64, bytes: u64| {
+        if resident {
+            0
+        } else {
+            2 * n.min(batch) * bytes
+        }
+    };
+    vec![
+        PhasePlan {
+            phase: "ntt_h",
+            live: vec![a("staged a, b, c, aux", staged), a("twiddles", m / 2 * FR)],
+        },
+        PhasePlan {
+            phase: "msm_h",
+            live: vec![
+                a("h coefficients", m * FR),
+                a("staged aux", aux),
+                a("MSM scratch", scratch::<G1>(m - 1, batch)),
+                a("streamed bases", slots(m - 1, g1)),
+            ],
+        },
+        PhasePlan {
+            phase: "msm_l",
+            live: vec![
+                a("staged aux", aux),
+                a("MSM scratch", scratch::<G1>(s.n_aux, batch)),
+                a("streamed bases", slots(s.n_aux, g1)),
+            ],
+        },
+        PhasePlan {
+            phase: "msm_a",
+            live: vec![
+                a("staged aux", aux),
+                a("A scalars", s.a_len * FR),
+                a("MSM scratch", scratch::<G1>(s.a_len, batch)),
+                a("streamed bases", slots(s.a_len, g1)),
+            ],
+        },
+        PhasePlan {
+            phase: "msm_b_g1",
+            live: vec![
+                a("B scalars", s.b_len * FR),
+                a("MSM scratch", scratch::<G1>(s.b_len, batch)),
+                a("streamed bases", slots(s.b_len, g1)),
+            ],
+        },
+        PhasePlan {
+            phase: "msm_b_g2",
+            live: vec![
+                a("B scalars", s.b_len * FR),
+                a("MSM scratch", scratch::<G2>(s.b_len, batch)),
+                a("streamed bases", slots(s.b_len, g2)),
+            ],
+        },
+    ]
+}
+
+/// Plans one partition: parameters resident if they fit beside the staged partitions and
+/// the largest phase, else streamed; MSM batches as large as fit; staging slots reduced
+/// (down to uploads inside the region) before failing.
+pub fn plan(shape: Shape, input: PlanInput) -> Result<VramPlan, String> {
+    let max_points = shape.m().max(shape.n_aux).max(shape.a_len).max(1);
+    let cap = if input.max_batch == 0 {
+        max_points
+    } else {
+        input.max_batch.min(max_points)
+    };
+    let mut notes = Vec::new();
+    let resident_choices: &[bool] = if input.allow_resident {
+        &[true, false]
+    } else {
+        notes.push("parameters streamed: residency switched off".into());
+        &[false]
+    };
+    // Preference: resident parameters, then pre-staging, then large MSM batches.
+    let mut batches = vec![cap];
+    let mut b = cap.next_power_of_two() / 2;
+    while b >= 1 << 16 {
+        if b < cap {
+            batches.push(b);
+        }
+        b /= 2;
+    }
+    for &resident in resident_choices {
+        for slots in (0..=input.staging_slots).rev() {
+            for &b in &batches {
+                let mut p = VramPlan {
+                    shape,
+                    budget: input.budget,
+                    resident,
+                    srs_bytes: shape.srs_bytes(),
+                    staged_bytes: shape.staged_bytes(),
+                    staging_slots: slots,
+                    batch: b,
+                    phases: phases(&shape, b, resident),
+                    notes: notes.clone(),
+                };
+                if p.peak() > input.budget {
+                    continue;
+                }
+                if input.allow_resident && !resident {
+                    p.notes.push(format!(
+                        "parameters streamed: {:.1} GiB of them do not fit beside the working set",
+                        p.srs_bytes as f64 / GIB
+                    ));
+                }
+                if slots < input.staging_slots {
+                    p.notes.push(format!(
+                        "{slots} of {} partitions pre-staged: device memory",
+                        input.staging_slots
+                    ));
+                }
+                if b < cap {
+                    p.notes.push(format!("MSMs in batches of {b} points"));
+                }
+                return Ok(p);
+            }
+        }
+    }
+    Err(format!(
+        "a partition of domain 2^{} needs more than the {:.1} GiB device-memory budget \
+         even with streamed parameters, no pre-staging and 2^16-point MSM batches",
+        shape.lg,
+        input.budget as f64 / GIB
+    ))
+}
+
+impl fmt::Display for VramPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let g = |b: u64| b as f64 / GIB;
+        let s = &self.shape;
+        writeln!(
+            f,
+            "partition: domain 2^{}, {} aux, A {} points, B {} points",
+            s.lg, s.n_aux, s.a_len, s.b_len
+        )?;
+        writeln!(f, "budget: {:.2} GiB", g(self.budget))?;
+        writeln!(
+            f,
+            "parameters: {:.2} GiB, {}",
+            g(self.srs_bytes),
+            if self.resident {
+                "resident in device memory (uploaded once)"
+            } else {
+                "streamed from pinned host memory per MSM batch"
+            }
+        )?;
+        writeln!(
+            f,
+            "staged partition (a, b, c, aux): {:.2} GiB x {} slot(s){}",
+            g(self.staged_bytes),
+            self.staging_slots,
+            if self.staging_slots == 0 {
+                " (uploaded inside the kernel region)"
+            } else {
+                ""
+            }
+        )?;
+        writeln!(f, "MSM batch: {} points", self.batch)?;
+        writeln!(f, "kernel region, per phase:")?;
+        for p in &self.phases {
+            writeln!(f, "  {:<9} {:>8.2} GiB", p.phase, g(p.bytes()))?;
+            for a in p.live.iter().filter(|a| a.bytes > 0) {
+                writeln!(f, "      {:<22} {:>8.2} GiB", a.name, g(a.bytes))?;
+            }
+        }
+        writeln!(
+            f,
+            "peak: {:.2} GiB = parameters {:.2} + other staged {:.2} + largest phase {:.2}",
+            g(self.peak()),
+            g(if self.resident { self.srs_bytes } else { 0 }),
+            g(self.staging_slots.saturating_sub(1) * self.staged_bytes),
+            g(self.working_peak())
+        )?;
+        for n in &self.notes {
+            writeln!(f, "note: {n}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GB: u64 = 1 << 30;
+
+    fn input(budget_gib: u64) -> PlanInput {
+        PlanInput {
+            budget: budget_gib * GB,
+            staging_slots: 2,
+            allow_resident: true,
+            max_batch: 0,
+        }
+    }
+
+    #[test]
+    fn porep_32g_is_resident_on_an_h200_and_streamed_on_small_gpus() {
+        let s = Shape::porep_32g();
+        // facts.md: 47.37 GB parameter file; the proof reads all but the vk.
+        assert!((s.srs_bytes() as f64 / 1e9 - 47.4).abs() < 0.5, "{}", s.srs_bytes());
+        let h200 = plan(s, input(136)).unwrap();
+        assert!(h200.resident);
+        assert_eq!(h200.staging_slots, 2);
+        assert_eq!(h200.batch, s.m());
+        assert!(h200.peak() <= 136 * GB);
+        let small = plan(s, input(24)).unwrap();
+        assert!(!small.resident);
+        assert!(small.peak() <= 24 * GB, "{small}");
+        assert!(small.batch < s.m());
+        assert!(!small.notes.is_empty());
+        let off = plan(
+            s,
+            PlanInput {
+                allow_resident: false,
+                ..input(136)
+            },
+        )
+        .unwrap();
+        assert!(!off.resident);
+        assert!(plan(s, input(4)).is_err());
+    }
+
+    #[test]
+    fn peak_is_the_largest_phase_plus_resident_and_staged() {
+        let s = Shape::from_srs_lengths((1 << 20) - 1, 1_000_000, 900_000, 300_000);
+        assert_eq!(s.lg, 20);
+        let p = plan(s, input(80)).unwrap();
+        let largest = p.phases.iter().map(|x| x.bytes()).max().unwrap();
+        assert_eq!(p.peak(), s.srs_bytes() + s.staged_bytes() + largest);
+        assert!(p.to_string().contains("peak:"));
+    }
+}

@@ -1,0 +1,189 @@
+//! Parameters resident in device memory: each parameter set is uploaded once (through
+//! pinned bounce buffers on the copy stream) and kept while the memory budget allows,
+//! keyed by a fingerprint of its verifying key, section lengths and sampled points.
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cudarc::driver::CudaSlice;
+use filprove_groth16::{ProveError, Srs};
+use group::prime::PrimeCurveAffine;
+use group::GroupEncoding;
+
+use crate::field::bytes_of;
+use crate::gpu::Gpu;
+use crate::msm::{Curve, G1, G2};
+use crate::pinned::Bounce;
+
+/// Section lengths of a parameter set (points).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Lens {
+    /// h (domain - 1).
+    pub h: usize,
+    /// l (aux variables).
+    pub l: usize,
+    /// a (inputs + aux dense in A).
+    pub a: usize,
+    /// b_g1 and b_g2 (dense in B).
+    pub b: usize,
+}
+
+impl Lens {
+    /// The lengths of a host parameter set.
+    pub fn of(srs: &Srs) -> Self {
+        Self {
+            h: srs.h.len(),
+            l: srs.l.len(),
+            a: srs.a.len(),
+            b: srs.b_g1.len(),
+        }
+    }
+
+    /// Device bytes of the five sections.
+    pub fn bytes(&self) -> u64 {
+        ((self.h + self.l + self.a + self.b) * G1::AFFINE_BYTES + self.b * G2::AFFINE_BYTES)
+            as u64
+    }
+}
+
+/// Identity of a parameter set: its verifying key (delta is unique per setup), section
+/// lengths and 16 points sampled from each section.
+pub fn srs_key(srs: &Srs) -> u64 {
+    let mut h = DefaultHasher::new();
+    let vk = &srs.vk;
+    for p in [&vk.alpha_g1, &vk.beta_g1, &vk.delta_g1]
+        .into_iter()
+        .chain(vk.ic.iter())
+    {
+        p.to_bytes().as_ref().hash(&mut h);
+    }
+    for p in [&vk.beta_g2, &vk.gamma_g2, &vk.delta_g2] {
+        p.to_bytes().as_ref().hash(&mut h);
+    }
+    Lens::of(srs).hash(&mut h);
+    for sec in [&srs.h, &srs.l, &srs.a, &srs.b_g1] {
+        sample(sec, &mut h);
+    }
+    sample(&srs.b_g2, &mut h);
+    h.finish()
+}
+
+fn sample<A: PrimeCurveAffine + GroupEncoding>(v: &[A], h: &mut DefaultHasher) {
+    if v.is_empty() {
+        return;
+    }
+    for k in 0..16 {
+        v[k * (v.len() - 1) / 15].to_bytes().as_ref().hash(h);
+    }
+}
+
+/// One parameter set in device memory.
+pub struct DeviceSrs {
+    /// [`srs_key`] of the host set it was made from.
+    pub key: u64,
+    /// Section lengths.
+    pub lens: Lens,
+    /// h, l, a, b_g1 (G1 affine, device layout) and b_g2 (G2).
+    pub h: CudaSlice<u8>,
+    /// See `h`.
+    pub l: CudaSlice<u8>,
+    /// See `h`.
+    pub a: CudaSlice<u8>,
+    /// See `h`.
+    pub b_g1: CudaSlice<u8>,
+    /// See `h`.
+    pub b_g2: CudaSlice<u8>,
+    /// Made on the device with no host copy (benchmark workloads): never evicted.
+    pub device_only: bool,
+    /// How long the upload took.
+    pub upload_time: Duration,
+}
+
+impl DeviceSrs {
+    /// Device bytes held.
+    pub fn bytes(&self) -> u64 {
+        self.lens.bytes()
+    }
+
+    /// Uploads `srs` through `bounce` on the copy stream and waits for it (once per
+    /// parameter set).
+    pub fn upload(gpu: &Gpu, srs: &Srs, bounce: &mut Bounce) -> Result<Self, ProveError> {
+        let t = Instant::now();
+        let copy = gpu.copy_stream();
+        let mut up = |bytes: &[u8]| -> Result<CudaSlice<u8>, ProveError> {
+            let mut d = gpu.alloc_on::<u8>(copy, bytes.len())?;
+            if !bytes.is_empty() {
+                let mut v = d.slice_mut(0..bytes.len());
+                bounce.upload(gpu, copy, bytes, &mut v)?;
+            }
+            Ok(d)
+        };
+        let h = up(bytes_of(&srs.h))?;
+        let l = up(bytes_of(&srs.l))?;
+        let a = up(bytes_of(&srs.a))?;
+        let b_g1 = up(bytes_of(&srs.b_g1))?;
+        let b_g2 = up(bytes_of(&srs.b_g2))?;
+        bounce.drain(gpu)?;
+        copy.synchronize()
+            .map_err(|e| gpu.err("parameter upload", e))?;
+        Ok(Self {
+            key: srs_key(srs),
+            lens: Lens::of(srs),
+            h,
+            l,
+            a,
+            b_g1,
+            b_g2,
+            device_only: false,
+            upload_time: t.elapsed(),
+        })
+    }
+}
+
+/// The resident parameter sets of one device, least recently used first.
+#[derive(Default)]
+pub struct ResidentSet {
+    entries: Vec<Arc<DeviceSrs>>,
+}
+
+impl ResidentSet {
+    /// The set with `key`, marked most recently used.
+    pub fn get(&mut self, key: u64) -> Option<Arc<DeviceSrs>> {
+        let i = self.entries.iter().position(|e| e.key == key)?;
+        let e = self.entries.remove(i);
+        self.entries.push(e.clone());
+        Some(e)
+    }
+
+    /// Adds a set (most recently used).
+    pub fn insert(&mut self, e: Arc<DeviceSrs>) {
+        self.entries.retain(|x| x.key != e.key);
+        self.entries.push(e);
+    }
+
+    /// Removes the least recently used set that no proof is using and that has a host
+    /// copy; returns its bytes.
+    pub fn evict_one(&mut self) -> Option<u64> {
+        let i = self
+            .entries
+            .iter()
+            .position(|e| Arc::strong_count(e) == 1 && !e.device_only)?;
+        Some(self.entries.remove(i).bytes())
+    }
+
+    /// Removes the set with `key` when no proof is using it; returns its bytes.
+    pub fn remove(&mut self, key: u64) -> Option<u64> {
+        let i = self
+            .entries
+            .iter()
+            .position(|e| e.key == key && Arc::strong_count(e) == 1)?;
+        Some(self.entries.remove(i).bytes())
+    }
+
+    /// Bytes resident.
+    pub fn bytes(&self) -> u64 {
+        self.entries.iter().map(|e| e.bytes()).sum()
+    }
+}

@@ -1,0 +1,202 @@
+//! Per-partition staging: the host vectors the kernels read (a, b, c, the aux witness and
+//! the density bitmaps) copied into device buffers sized by the plan. Pre-staged, this
+//! runs before the kernel lock on the copy stream from page-locked memory (registered in
+//! place, or through pinned bounce buffers) and the kernels wait on its event, not on the
+//! host; naive, it runs inside the kernel region on the compute stream from pageable
+//! memory.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
+
+use filprove_groth16::{Direction, ProveError, ProveReport, ProvingAssignment};
+
+use crate::field::bytes_of;
+use crate::gpu::Gpu;
+use crate::pinned::{Bounce, Registered};
+
+/// How staged bytes leave the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostPath {
+    /// Register the host vectors in place, then copy at pinned speed.
+    Register,
+    /// Copy through pinned bounce buffers (CPU threads fill them).
+    Bounce,
+    /// Copy from pageable memory (the driver stages it at a fraction of PCIe speed).
+    Pageable,
+}
+
+impl HostPath {
+    /// The name used in switches and logs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HostPath::Register => "register",
+            HostPath::Bounce => "bounce",
+            HostPath::Pageable => "pageable",
+        }
+    }
+}
+
+/// A partition's device buffers.
+pub struct StagedPartition {
+    /// log2 of the domain.
+    pub lg: u32,
+    /// a, b, c, each 2^lg Fr, zero padded.
+    pub abc: [CudaSlice<u8>; 3],
+    /// The aux witness.
+    pub aux: CudaSlice<u8>,
+    /// Density bitmap words (A aux, B aux).
+    pub a_words: CudaSlice<u64>,
+    /// See `a_words`.
+    pub b_words: CudaSlice<u64>,
+    /// Timing events on the staging stream before the first and after the last copy
+    /// (None: staged in order on the compute stream).
+    pub copy_events: Option<(CudaEvent, CudaEvent)>,
+    /// What staging cost (phase "stage" or "upload", transfers).
+    pub report: ProveReport,
+    /// Host registrations, released after the proof's final synchronisation.
+    registered: Vec<Registered>,
+    /// The compute stream, synchronised before the buffers are freed.
+    compute: Arc<CudaStream>,
+}
+
+impl Drop for StagedPartition {
+    fn drop(&mut self) {
+        // On the normal path both waits return at once (the proof synchronised); on an
+        // error path they keep in-flight copies and kernels from outliving the buffers
+        // and the host registrations.
+        if let Some((_, end)) = &self.copy_events {
+            let _ = end.synchronize();
+        }
+        let _ = self.compute.synchronize();
+    }
+}
+
+impl StagedPartition {
+    /// Host bytes registered in place for the copies.
+    pub fn registered_bytes(&self) -> u64 {
+        self.registered.iter().map(|r| r.bytes() as u64).sum()
+    }
+
+    /// Bytes of device memory held.
+    pub fn bytes(&self) -> u64 {
+        (self.abc.iter().map(|x| x.len()).sum::<usize>()
+            + self.aux.len()
+            + (self.a_words.len() + self.b_words.len()) * 8) as u64
+    }
+}
+
+/// Copies the assignment's vectors into new device buffers on `stream`. `phase` names the
+/// timing and transfer entries ("stage" before the lock, "upload" inside it). Host memory
+/// that cannot be registered falls back to the bounce buffers (the report says why).
+pub fn stage(
+    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
+    asg: &ProvingAssignment,
+    lg: u32,
+    path: HostPath,
+    mut bounce: Option<&mut Bounce>,
+    phase: &'static str,
+) -> Result<StagedPartition, ProveError> {
+    let t = Instant::now();
+    let m = 1usize << lg;
+    let on_compute = Arc::ptr_eq(stream, gpu.stream());
+    let started = if on_compute {
+        None
+    } else {
+        Some(gpu.record_timed(stream)?)
+    };
+    let mut report = ProveReport::default();
+    let mut registered = Vec::new();
+    let mut send = |host: &[u8], dst: &mut CudaSlice<u8>, report: &mut ProveReport| {
+        if host.is_empty() {
+            return Ok(());
+        }
+        let mut view = dst.slice_mut(0..host.len());
+        let mut how = path;
+        if how == HostPath::Register {
+            match Registered::new(gpu, host) {
+                Ok(r) => registered.push(r),
+                Err(why) => {
+                    how = if bounce.is_some() {
+                        HostPath::Bounce
+                    } else {
+                        HostPath::Pageable
+                    };
+                    if host.len() >= crate::pinned::MIN_REGISTER_BYTES {
+                        report
+                            .fallbacks
+                            .push(format!("{why}; sent via {}", how.as_str()));
+                    }
+                }
+            }
+        }
+        match (how, bounce.as_deref_mut()) {
+            (HostPath::Bounce, Some(b)) => b.upload(gpu, stream, host, &mut view)?,
+            _ => stream
+                .memcpy_htod(host, &mut view)
+                .map_err(|e| gpu.err("upload", e))?,
+        }
+        let pinned = how != HostPath::Pageable;
+        report.add_transfer(phase, Direction::HostToDevice, host.len() as u64, pinned);
+        Ok::<(), ProveError>(())
+    };
+    let mut abc = Vec::with_capacity(3);
+    for v in [&asg.a, &asg.b, &asg.c] {
+        if v.len() > m {
+            return Err(ProveError::Invalid(format!(
+                "{} constraint values for a domain of 2^{lg}",
+                v.len()
+            )));
+        }
+        let mut d = gpu.alloc_on::<u8>(stream, m * 32)?;
+        let bytes = bytes_of(v);
+        if bytes.len() < m * 32 {
+            let mut tail = d.slice_mut(bytes.len()..);
+            stream
+                .memset_zeros(&mut tail)
+                .map_err(|e| gpu.err("memset", e))?;
+        }
+        send(bytes, &mut d, &mut report)?;
+        abc.push(d);
+    }
+    let aux_bytes = bytes_of(&asg.aux_assignment);
+    let mut aux = gpu.alloc_on::<u8>(stream, aux_bytes.len())?;
+    send(aux_bytes, &mut aux, &mut report)?;
+    let words = |w: &[u64], report: &mut ProveReport| {
+        let mut d = gpu.alloc_on::<u64>(stream, w.len())?;
+        if !w.is_empty() {
+            stream
+                .memcpy_htod(w, &mut d)
+                .map_err(|e| gpu.err("upload density", e))?;
+        }
+        report.add_transfer(phase, Direction::HostToDevice, (w.len() * 8) as u64, false);
+        Ok::<_, ProveError>(d)
+    };
+    let a_words = words(asg.a_aux_density.words(), &mut report)?;
+    let b_words = words(asg.b_aux_density.words(), &mut report)?;
+    if let Some(b) = bounce {
+        // The bounce buffers are reused by the next caller: wait until they are sent.
+        b.drain(gpu)?;
+    }
+    let copy_events = match started {
+        Some(s0) => Some((s0, gpu.record_timed(stream)?)),
+        None => None,
+    };
+    report.add_phase(phase, t.elapsed());
+    let [a, b, c]: [CudaSlice<u8>; 3] = abc
+        .try_into()
+        .map_err(|_| ProveError::Invalid("staging a, b, c".into()))?;
+    Ok(StagedPartition {
+        lg,
+        abc: [a, b, c],
+        aux,
+        a_words,
+        b_words,
+        copy_events,
+        report,
+        registered,
+        compute: gpu.stream().clone(),
+    })
+}
