@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use cudarc::driver::{CudaEvent, CudaSlice, PushKernelArg};
 use filprove_groth16::{
-    Backend, Direction, Fr, G1Projective, G2Projective, Proof, ProofInput, ProveError,
-    ProveReport, ProvingAssignment, Srs, Staged,
+    Backend, Direction, Fr, G1Projective, G2Projective, Proof, ProofInput, ProveError, ProveReport,
+    ProvingAssignment, Srs, Staged,
 };
 use group::Curve as _;
 
@@ -158,7 +158,9 @@ impl CudaBackend {
             return Err(ProveError::DeviceOutOfMemory {
                 device: self.gpu.name().to_string(),
                 needed: dev.bytes(),
-                free: self.budget.saturating_sub(st.resident.bytes() + st.reserved),
+                free: self
+                    .budget
+                    .saturating_sub(st.resident.bytes() + st.reserved),
             });
         }
         st.resident.insert(Arc::new(dev));
@@ -283,9 +285,9 @@ impl CudaBackend {
             if st.resident.bytes() + st.reserved + need + srs_to_come + plan.working_extra()
                 > self.budget
             {
-                report.fallbacks.push(
-                    "uploads inside the kernel region: the staging slots are in use".into(),
-                );
+                report
+                    .fallbacks
+                    .push("uploads inside the kernel region: the staging slots are in use".into());
                 return Ok((StagedState::Deferred, report));
             }
         }
@@ -358,7 +360,9 @@ impl CudaBackend {
                 };
                 let p = stage::stage(gpu, s, asg, shape.lg, path, bounce, "upload")?;
                 if !self.opts.prestage {
-                    report.fallbacks.push("uploads inside the kernel region: pre-staging switched off".into());
+                    report
+                        .fallbacks
+                        .push("uploads inside the kernel region: pre-staging switched off".into());
                 }
                 report.merge(p.report.clone());
                 (Box::new(p), hold)
@@ -433,7 +437,14 @@ impl CudaBackend {
         marks.push(("msm_l", gpu.mark()?));
 
         let inputs = &asg.input_assignment;
-        let (a_scalars, up) = gather(gpu, &part.aux, n_aux, &part.a_words, asg.a_aux_density.count_ones(), inputs)?;
+        let (a_scalars, up) = gather(
+            gpu,
+            &part.aux,
+            n_aux,
+            &part.a_words,
+            asg.a_aux_density.count_ones(),
+            inputs,
+        )?;
         report.add_transfer("msm_a", Direction::HostToDevice, up, false);
         let a = msm_batched::<G1>(
             gpu,
@@ -451,7 +462,14 @@ impl CudaBackend {
             .iter_ones()
             .filter_map(|i| inputs.get(i).copied())
             .collect();
-        let (b_scalars, up) = gather(gpu, &part.aux, n_aux, &part.b_words, asg.b_aux_density.count_ones(), &b_inputs)?;
+        let (b_scalars, up) = gather(
+            gpu,
+            &part.aux,
+            n_aux,
+            &part.b_words,
+            asg.b_aux_density.count_ones(),
+            &b_inputs,
+        )?;
         report.add_transfer("msm_b_g1", Direction::HostToDevice, up, false);
         let b1 = msm_batched::<G1>(
             gpu,
@@ -466,7 +484,14 @@ impl CudaBackend {
             Some(d) => Bases::Device(&d.b_g2),
             None => Bases::Host(bytes_of(&srs.b_g2)),
         };
-        let b2 = msm_batched::<G2>(gpu, b2_bases, &b_scalars, lens.b, true, &mut run!("msm_b_g2"))?;
+        let b2 = msm_batched::<G2>(
+            gpu,
+            b2_bases,
+            &b_scalars,
+            lens.b,
+            true,
+            &mut run!("msm_b_g2"),
+        )?;
         marks.push(("msm_b_g2", gpu.mark()?));
         drop(bounce_guard);
 
@@ -490,7 +515,10 @@ impl CudaBackend {
         }
         if let Some((s0, s1)) = &part.copy_events {
             if let Ok(ms) = s0.elapsed_ms(s1) {
-                report.add_phase("stage_copy", Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3));
+                report.add_phase(
+                    "stage_copy",
+                    Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3),
+                );
             }
         }
         report.add_phase("result_wait", t_dl.elapsed());

@@ -225,7 +225,10 @@ impl Gpu {
     }
 
     /// An event without timing, recorded on `stream` now.
-    pub fn record(&self, stream: &Arc<CudaStream>) -> Result<cudarc::driver::CudaEvent, ProveError> {
+    pub fn record(
+        &self,
+        stream: &Arc<CudaStream>,
+    ) -> Result<cudarc::driver::CudaEvent, ProveError> {
         stream
             .record_event(None)
             .map_err(|e| self.err("cuEventRecord", e))

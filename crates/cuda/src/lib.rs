@@ -16,14 +16,14 @@ pub mod kernels;
 pub mod msm;
 pub mod msm_batch;
 pub mod ntt;
-pub mod synth;
 pub mod options;
 pub mod pinned;
 pub mod plan;
 pub mod resident;
 pub mod stage;
+pub mod synth;
 pub mod workload;
 
 pub use backend::CudaBackend;
-pub use options::CudaOptions;
 pub use gpu::Gpu;
+pub use options::CudaOptions;

@@ -110,8 +110,12 @@ pub fn msm_batched<C: Curve>(
                 let bytes = &h[lo * ab..(lo + len) * ab];
                 let mut dst = slots[slot].slice_mut(0..bytes.len());
                 bounce.upload(gpu, copy, bytes, &mut dst)?;
-                run.report
-                    .add_transfer(run.phase, Direction::HostToDevice, bytes.len() as u64, true);
+                run.report.add_transfer(
+                    run.phase,
+                    Direction::HostToDevice,
+                    bytes.len() as u64,
+                    true,
+                );
                 let ready = gpu.record(copy)?;
                 s.wait(&ready).map_err(|e| gpu.err("stream wait", e))?;
                 let b = slots[slot].slice(0..bytes.len());
@@ -123,8 +127,12 @@ pub fn msm_batched<C: Curve>(
         if run.sync_per_batch {
             host_sum += msm::download_point::<C>(gpu, &r)?;
             run.report.host_syncs += 1;
-            run.report
-                .add_transfer(run.phase, Direction::DeviceToHost, C::XYZZ_BYTES as u64, false);
+            run.report.add_transfer(
+                run.phase,
+                Direction::DeviceToHost,
+                C::XYZZ_BYTES as u64,
+                false,
+            );
         } else {
             let mut dst = results.slice_mut(k * C::XYZZ_BYTES..(k + 1) * C::XYZZ_BYTES);
             s.memcpy_dtod(&r, &mut dst)

@@ -118,10 +118,15 @@ impl CudaOptions {
 /// "123", "24GiB", "512MiB", "1.5GiB" -> bytes.
 pub fn parse_bytes(s: &str) -> Option<u64> {
     let s = s.trim();
-    let (num, mult) = [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10), ("B", 1)]
-        .iter()
-        .find_map(|(suf, m)| s.strip_suffix(suf).map(|n| (n.trim(), *m)))
-        .unwrap_or((s, 1));
+    let (num, mult) = [
+        ("GiB", 1u64 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+        ("B", 1),
+    ]
+    .iter()
+    .find_map(|(suf, m)| s.strip_suffix(suf).map(|n| (n.trim(), *m)))
+    .unwrap_or((s, 1));
     let v: f64 = num.parse().ok()?;
     (v.is_finite() && v >= 0.0).then_some((v * mult as f64) as u64)
 }

@@ -43,8 +43,7 @@ impl Lens {
 
     /// Device bytes of the five sections.
     pub fn bytes(&self) -> u64 {
-        ((self.h + self.l + self.a + self.b) * G1::AFFINE_BYTES + self.b * G2::AFFINE_BYTES)
-            as u64
+        ((self.h + self.l + self.a + self.b) * G1::AFFINE_BYTES + self.b * G2::AFFINE_BYTES) as u64
     }
 }
 

@@ -178,7 +178,13 @@ pub fn assignment(shape: &WorkloadShape, seed: u64) -> ProvingAssignment {
         });
     let (aux, a_aux_density, b_aux_density) = aux_and_densities(shape, seed);
     let input_assignment: Vec<Fr> = (0..shape.inputs)
-        .map(|i| if i == 0 { Fr::ONE } else { full(seed ^ i as u64) })
+        .map(|i| {
+            if i == 0 {
+                Fr::ONE
+            } else {
+                full(seed ^ i as u64)
+            }
+        })
         .collect();
     // ONE occurs in B; the other inputs only in their input constraints (A).
     let mut b_input_density = DensityBits::from_words(Vec::new(), shape.inputs);
@@ -291,14 +297,22 @@ mod tests {
             assert_eq!(asg.a[i] * asg.b[i], asg.c[i], "row {i}");
         }
         let n = asg.aux_assignment.len() as f64;
-        let zeros = asg.aux_assignment.iter().filter(|v| v.is_zero_vartime()).count() as f64;
+        let zeros = asg
+            .aux_assignment
+            .iter()
+            .filter(|v| v.is_zero_vartime())
+            .count() as f64;
         let others = asg
             .aux_assignment
             .iter()
             .filter(|v| !v.is_zero_vartime() && **v != Fr::ONE)
             .count() as f64;
         assert!((zeros / n - 0.51).abs() < 0.02, "zeros {}", zeros / n);
-        assert!(others / n > 0.005 && others / n < 0.025, "others {}", others / n);
+        assert!(
+            others / n > 0.005 && others / n < 0.025,
+            "others {}",
+            others / n
+        );
         let b_share = asg.b_aux_density.count_ones() as f64 / n;
         assert!((b_share - shape.b_density).abs() < 0.02, "{b_share}");
         let lens = lens_for(&asg);

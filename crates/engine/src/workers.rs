@@ -167,9 +167,11 @@ fn record_report(shared: &Shared, device: &str, r: &ProveReport) {
         );
     }
     if !r.fallbacks.is_empty() {
-        shared
-            .metrics
-            .add("filprove_device_fallbacks_total", &[("device", device)], 1.0);
+        shared.metrics.add(
+            "filprove_device_fallbacks_total",
+            &[("device", device)],
+            1.0,
+        );
     }
 }
 
@@ -211,10 +213,12 @@ pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize, worker: usize) {
         let randomness = Randomness::random(&mut rand::thread_rng());
         timeline("gpu_start", &job.id, task.partition, gpu);
         let result = catch_unwind(AssertUnwindSafe(|| {
-            let staged = staged.map_err(|p| filprove_groth16::ProveError::Invalid(format!(
-                "staging panicked: {}",
-                panic_message(p)
-            )))??;
+            let staged = staged.map_err(|p| {
+                filprove_groth16::ProveError::Invalid(format!(
+                    "staging panicked: {}",
+                    panic_message(p)
+                ))
+            })??;
             dev.backend.prove_staged(
                 lease.srs(),
                 ProofInput {
@@ -255,7 +259,15 @@ pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize, worker: usize) {
         job.add_times(srs_time, Duration::ZERO, dt);
         if let Ok(Ok((_, report))) = &result {
             record_report(&shared, &dev.name, report);
-            log_partition(&job, partition, &dev.name, worker, lock_wait, t_total.elapsed(), report);
+            log_partition(
+                &job,
+                partition,
+                &dev.name,
+                worker,
+                lock_wait,
+                t_total.elapsed(),
+                report,
+            );
         }
         timeline("partition_done", &job.id, partition, gpu);
         tracing::info!(

@@ -53,7 +53,13 @@ impl ProveReport {
     }
 
     /// Counts a transfer (merged with earlier ones of the same phase, direction and kind).
-    pub fn add_transfer(&mut self, phase: &'static str, direction: Direction, bytes: u64, pinned: bool) {
+    pub fn add_transfer(
+        &mut self,
+        phase: &'static str,
+        direction: Direction,
+        bytes: u64,
+        pinned: bool,
+    ) {
         if bytes == 0 {
             return;
         }
@@ -74,7 +80,10 @@ impl ProveReport {
 
     /// The duration of phase `name`, if it ran.
     pub fn phase(&self, name: &str) -> Option<Duration> {
-        self.phases.iter().find(|(n, _)| *n == name).map(|(_, d)| *d)
+        self.phases
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, d)| *d)
     }
 
     /// Total bytes in `direction`, optionally only pinned (`Some(true)`) or pageable ones.

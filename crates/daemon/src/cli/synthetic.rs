@@ -32,7 +32,11 @@ pub struct SyntheticArgs {
     pub lg: u32,
     /// Transfer modes to compare, each adding one change to the previous: naive,
     /// prestaged, nosync, resident ("none": only the pipeline runs).
-    #[arg(long, value_delimiter = ',', default_value = "naive,prestaged,nosync,resident")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "naive,prestaged,nosync,resident"
+    )]
     pub modes: Vec<String>,
     /// Timed proofs per mode (after one warm-up proof).
     #[arg(long, default_value_t = 2)]
@@ -103,8 +107,19 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 /// Phases shown in the table, in order.
 const PHASES: &[&str] = &[
-    "stage", "stage_copy", "upload", "srs_upload", "stage_wait", "ntt_h", "msm_h", "msm_l",
-    "msm_a", "msm_b_g1", "msm_b_g2", "result_wait", "region",
+    "stage",
+    "stage_copy",
+    "upload",
+    "srs_upload",
+    "stage_wait",
+    "ntt_h",
+    "msm_h",
+    "msm_l",
+    "msm_a",
+    "msm_b_g1",
+    "msm_b_g2",
+    "result_wait",
+    "region",
 ];
 
 /// Runs the benchmark.
@@ -157,7 +172,10 @@ pub fn run(mut args: SyntheticArgs) -> anyhow::Result<()> {
                 let t = Instant::now();
                 let dev = workload::device_srs(backend.gpu(), lens, args.seed)?;
                 backend.install_device_srs(&stub, dev)?;
-                eprintln!("parameters made on the device in {:.1} s", t.elapsed().as_secs_f64());
+                eprintln!(
+                    "parameters made on the device in {:.1} s",
+                    t.elapsed().as_secs_f64()
+                );
                 stub.clone()
             }
         };
@@ -192,8 +210,10 @@ pub fn run(mut args: SyntheticArgs) -> anyhow::Result<()> {
         .then(|| filprove_engine::gpu_sampler::GpuSampler::start(Duration::from_millis(50)))
         .flatten();
     if args.pipeline_partitions > 0 {
+        drop(host_srs);
+        let template = Arc::new(asg);
         for &w in &args.pipeline_workers {
-            pipeline.push(run_pipeline(&args, &asg, lens, &stub, w)?);
+            pipeline.push(run_pipeline(&args, &template, lens, &stub, w)?);
         }
     }
     if let Some(path) = &args.json {
@@ -318,12 +338,17 @@ fn print_table(results: &[serde_json::Value]) {
         println!("{line}");
     };
     let gb = |v: &serde_json::Value| format!("{:.2}", v.as_f64().unwrap_or(0.0) / 1e9);
-    row("wall", &|r| format!("{:.1}", r["wall_ms"].as_f64().unwrap_or(0.0)));
+    row("wall", &|r| {
+        format!("{:.1}", r["wall_ms"].as_f64().unwrap_or(0.0))
+    });
     row("h2d GB", &|r| gb(&r["h2d_bytes"]));
     row("pinned GB", &|r| gb(&r["h2d_pinned_bytes"]));
     row("host syncs", &|r| r["host_syncs"].to_string());
     row("peak GiB", &|r| {
-        format!("{:.1}", r["peak_device_bytes"].as_f64().unwrap_or(0.0) / (1u64 << 30) as f64)
+        format!(
+            "{:.1}",
+            r["peak_device_bytes"].as_f64().unwrap_or(0.0) / (1u64 << 30) as f64
+        )
     });
 }
 
@@ -367,7 +392,7 @@ const SYNTHETIC_ID: &str = "synthetic-porep";
 
 fn run_pipeline(
     args: &SyntheticArgs,
-    asg: &ProvingAssignment,
+    asg: &Arc<ProvingAssignment>,
     lens: Lens,
     stub: &Srs,
     workers: usize,
@@ -392,14 +417,14 @@ fn run_pipeline(
         partition_workers: 2,
         gpu_workers_per_device: workers,
         express_worker: false,
-        // Room for the partitions in flight: two being made, one per worker, one queued.
-        memory_budget_bytes: Some(per_partition * (workers as u64 + 3)),
+        // Room for the partitions in flight: one per worker, one being made, one queued.
+        memory_budget_bytes: Some(per_partition * (workers as u64 + 2)),
         srs_budget_bytes: Some(1 << 30),
         ..EngineConfig::default()
     };
     let engine = Engine::start(config, vec![Arc::new(backend) as Arc<dyn Backend>], loader)?;
     let job = Arc::new(SyntheticJob {
-        template: Arc::new(workload::clone_par(asg)),
+        template: asg.clone(),
         partitions: args.pipeline_partitions,
     });
     let t = Instant::now();
