@@ -164,54 +164,48 @@ fn phases(s: &Shape, batch: u64, resident: bool) -> Vec<PhasePlan> {
             2 * n.min(batch) * bytes
         }
     };
+    // An MSM phase over `n` points of `bytes` each, with its scalars when gathered.
+    let msm = |phase, n: u64, bytes: u64, scalar: Option<Allocation>, c: u64| PhasePlan {
+        phase,
+        live: [
+            Some(staged()),
+            scalar,
+            Some(a("MSM scratch", c)),
+            Some(a("streamed bases", slots(n, bytes))),
+        ]
+        .into_iter()
+        .flatten()
+        .collect(),
+    };
+    let b_scalars = || Some(a("B scalars", s.b_len * FR));
     vec![
         PhasePlan {
             phase: "ntt_h",
             live: vec![staged(), a("twiddles", m / 2 * FR)],
         },
-        PhasePlan {
-            phase: "msm_h",
-            live: vec![
-                staged(),
-                a("MSM scratch", scratch::<G1>(m - 1, batch)),
-                a("streamed bases", slots(m - 1, g1)),
-            ],
-        },
-        PhasePlan {
-            phase: "msm_l",
-            live: vec![
-                staged(),
-                a("MSM scratch", scratch::<G1>(s.n_aux, batch)),
-                a("streamed bases", slots(s.n_aux, g1)),
-            ],
-        },
-        PhasePlan {
-            phase: "msm_a",
-            live: vec![
-                staged(),
-                a("A scalars", s.a_len * FR),
-                a("MSM scratch", scratch::<G1>(s.a_len, batch)),
-                a("streamed bases", slots(s.a_len, g1)),
-            ],
-        },
-        PhasePlan {
-            phase: "msm_b_g1",
-            live: vec![
-                staged(),
-                a("B scalars", s.b_len * FR),
-                a("MSM scratch", scratch::<G1>(s.b_len, batch)),
-                a("streamed bases", slots(s.b_len, g1)),
-            ],
-        },
-        PhasePlan {
-            phase: "msm_b_g2",
-            live: vec![
-                staged(),
-                a("B scalars", s.b_len * FR),
-                a("MSM scratch", scratch::<G2>(s.b_len, batch)),
-                a("streamed bases", slots(s.b_len, g2)),
-            ],
-        },
+        msm("msm_h", m - 1, g1, None, scratch::<G1>(m - 1, batch)),
+        msm("msm_l", s.n_aux, g1, None, scratch::<G1>(s.n_aux, batch)),
+        msm(
+            "msm_a",
+            s.a_len,
+            g1,
+            Some(a("A scalars", s.a_len * FR)),
+            scratch::<G1>(s.a_len, batch),
+        ),
+        msm(
+            "msm_b_g1",
+            s.b_len,
+            g1,
+            b_scalars(),
+            scratch::<G1>(s.b_len, batch),
+        ),
+        msm(
+            "msm_b_g2",
+            s.b_len,
+            g2,
+            b_scalars(),
+            scratch::<G2>(s.b_len, batch),
+        ),
     ]
 }
 
