@@ -453,6 +453,7 @@ impl Engine {
                     name: d.name.clone(),
                     current_job: d.current.lock().unwrap_or_else(|p| p.into_inner()).clone(),
                     busy: *d.busy.lock().unwrap_or_else(|p| p.into_inner()),
+                    memory: d.backend.device_memory(),
                 })
                 .collect(),
             srs: s.srs.status(),

@@ -28,6 +28,8 @@ pub struct DeviceStatus {
     pub current_job: Option<(String, &'static str)>,
     /// Total time in the kernel region.
     pub busy: Duration,
+    /// (free, total) device memory in bytes; None for the CPU backend.
+    pub memory: Option<(u64, u64)>,
 }
 
 /// Jobs of one kind.

@@ -182,8 +182,8 @@ impl ProvingEngine for ProvingService {
                 .map(|d| pb::GpuStatus {
                     ordinal: d.ordinal,
                     name: d.name.clone(),
-                    vram_total_bytes: 0,
-                    vram_free_bytes: 0,
+                    vram_total_bytes: d.memory.map_or(0, |m| m.1),
+                    vram_free_bytes: d.memory.map_or(0, |m| m.0),
                     current_job_id: d
                         .current_job
                         .as_ref()

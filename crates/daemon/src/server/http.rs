@@ -48,6 +48,8 @@ pub fn status_json(engine: &Engine) -> serde_json::Value {
             "ordinal": d.ordinal,
             "name": d.name,
             "busy_seconds": d.busy.as_secs_f64(),
+            "vram_total_bytes": d.memory.map(|m| m.1),
+            "vram_free_bytes": d.memory.map(|m| m.0),
             "current_job_id": d.current_job.as_ref().map(|c| c.0.clone()),
             "current_proof_kind": d.current_job.as_ref().map(|c| c.1),
         })).collect::<Vec<_>>(),
