@@ -278,12 +278,13 @@ fn a_retry_runs_on_another_device() {
         let job = ChainJob::new("flaky", 1, &probe);
         job.bad_verifications.store(1, Ordering::SeqCst);
         let id = format!("flaky{i}");
-        e.submit(Some(&id), Priority::Normal, Arc::new(job))
-            .unwrap();
+        // Counted before submitting: the first attempt may start at once.
         let before = (
             d0.calls.load(Ordering::SeqCst),
             d1.calls.load(Ordering::SeqCst),
         );
+        e.submit(Some(&id), Priority::Normal, Arc::new(job))
+            .unwrap();
         assert!(matches!(
             e.wait(&id, WAIT).unwrap().unwrap().outcome,
             JobOutcome::Completed(_)
