@@ -13,7 +13,7 @@ export PATH="$PWD/.cuda/nvidia/cu13/bin:$PATH"
 
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
-cargo test --workspace --locked 2>&1 | tee target/test-output.log
+cargo test --workspace --locked --no-fail-fast 2>&1 | tee target/test-output.log
 
 # One closing line for the whole run (cargo's own last lines are the doc-test binaries').
 awk '/^test result:/ { p += $4; f += $6 } END { printf "tests: %d passed, %d failed\n", p, f }' \
