@@ -303,7 +303,7 @@ impl CudaBackend {
             HostPath::Pageable => None,
             _ => Some(self.bounce(&mut guard)?),
         };
-        let part = stage::stage(
+        let mut part = stage::stage(
             &self.gpu,
             self.gpu.copy_stream(),
             asg,
@@ -312,7 +312,7 @@ impl CudaBackend {
             bounce,
             "stage",
         )?;
-        report.merge(part.report.clone());
+        report.merge(std::mem::take(&mut part.report));
         Ok((StagedState::Ready(Box::new(part), hold), report))
     }
 
@@ -358,13 +358,13 @@ impl CudaBackend {
                     HostPath::Pageable => None,
                     _ => Some(self.bounce(&mut guard)?),
                 };
-                let p = stage::stage(gpu, s, asg, shape.lg, path, bounce, "upload")?;
+                let mut p = stage::stage(gpu, s, asg, shape.lg, path, bounce, "upload")?;
                 if !self.opts.prestage {
                     report
                         .fallbacks
                         .push("uploads inside the kernel region: pre-staging switched off".into());
                 }
-                report.merge(p.report.clone());
+                report.merge(std::mem::take(&mut p.report));
                 (Box::new(p), hold)
             }
         };

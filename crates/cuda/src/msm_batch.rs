@@ -73,10 +73,8 @@ pub fn msm_batched<C: Curve>(
     }
     let batch = if run.batch == 0 { n.max(1) } else { run.batch };
     let nbatches = n.div_ceil(batch).max(1);
-    if nbatches == 1 && !matches!(bases, Bases::Host(_)) && !run.sync_per_batch {
-        if let Bases::Device(d) = bases {
-            return msm::msm::<C>(gpu, d, scalars, n, split).map(Pending::Device);
-        }
+    if let (1, Bases::Device(d), false) = (nbatches, &bases, run.sync_per_batch) {
+        return msm::msm::<C>(gpu, d, scalars, n, split).map(Pending::Device);
     }
     let s = gpu.stream();
     let copy = gpu.copy_stream();

@@ -51,11 +51,6 @@ impl Registered {
             ctx: gpu.context().clone(),
         })
     }
-
-    /// Bytes registered.
-    pub fn bytes(&self) -> usize {
-        self.bytes
-    }
 }
 
 impl Drop for Registered {

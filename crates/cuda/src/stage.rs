@@ -56,7 +56,7 @@ pub struct StagedPartition {
     /// What staging cost (phase "stage" or "upload", transfers).
     pub report: ProveReport,
     /// Host registrations, released after the proof's final synchronisation.
-    registered: Vec<Registered>,
+    _registered: Vec<Registered>,
     /// The compute stream, synchronised before the buffers are freed.
     compute: Arc<CudaStream>,
 }
@@ -70,20 +70,6 @@ impl Drop for StagedPartition {
             let _ = end.synchronize();
         }
         let _ = self.compute.synchronize();
-    }
-}
-
-impl StagedPartition {
-    /// Host bytes registered in place for the copies.
-    pub fn registered_bytes(&self) -> u64 {
-        self.registered.iter().map(|r| r.bytes() as u64).sum()
-    }
-
-    /// Bytes of device memory held.
-    pub fn bytes(&self) -> u64 {
-        (self.abc.iter().map(|x| x.len()).sum::<usize>()
-            + self.aux.len()
-            + (self.a_words.len() + self.b_words.len()) * 8) as u64
     }
 }
 
@@ -196,7 +182,7 @@ pub fn stage(
         b_words,
         copy_events,
         report,
-        registered,
+        _registered: registered,
         compute: gpu.stream().clone(),
     })
 }

@@ -98,7 +98,11 @@ pub fn prove_reference(req: &ProofRequest) -> Result<Vec<u8>> {
     })
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+/// The median (upper middle) of `v`; 0 for none.
+pub(crate) fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
 }

@@ -23,6 +23,8 @@ use filprove_groth16::{
 };
 use serde_json::json;
 
+use super::compare::median;
+
 /// Arguments of `filprove synthetic-bench`.
 #[derive(Args, Debug)]
 pub struct SyntheticArgs {
@@ -95,14 +97,6 @@ pub fn mode_options(mode: &str, lg: u32) -> anyhow::Result<CudaOptions> {
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
 }
 
 /// Phases shown in the table, in order.

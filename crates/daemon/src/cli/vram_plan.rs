@@ -4,7 +4,6 @@
 
 use anyhow::Context;
 use clap::Args;
-use filprove_cuda::options::parse_bytes;
 use filprove_cuda::plan::{plan, PlanInput, Shape};
 use filprove_engine::filecoin::{circuit_spec, partition_shape};
 
@@ -49,7 +48,9 @@ pub fn shape_of(circuit: &str) -> anyhow::Result<Shape> {
 
 /// Prints the plan.
 pub fn run(args: VramPlanArgs) -> anyhow::Result<()> {
-    let budget = parse_bytes(&args.gpu_memory)
+    let budget = crate::server::config::parse_size(&args.gpu_memory)
+        .ok()
+        .flatten()
         .with_context(|| format!("--gpu-memory {}: expected e.g. 24GiB", args.gpu_memory))?;
     let shape = shape_of(&args.circuit)?;
     let p = plan(
