@@ -4,6 +4,7 @@
 //! the median of several runs. Prints a table last; `--json PATH` writes all rows.
 //!
 //! Usage: gpu_bench [--json PATH] [--quick]   (--quick: small sizes only, for a smoke run)
+//!        gpu_bench --breakdown [--quick]      (per-kernel times of NTT, H and MSMs at 2^27)
 
 use std::time::Instant;
 
@@ -52,6 +53,9 @@ fn run() -> Result<(), ProveError> {
     let quick = args.iter().any(|a| a == "--quick");
     let gpu = Gpu::open(0)?;
     eprintln!("gpu_bench on {}", gpu.name());
+    if args.iter().any(|a| a == "--breakdown") {
+        return breakdown(&gpu, if quick { 20 } else { 27 });
+    }
     let mut rows = Vec::new();
 
     let ntt_sizes: &[u32] = if quick { &[16, 20] } else { &[20, 24, 26, 27] };
@@ -310,6 +314,89 @@ fn walk<P: Group + Send + Sync, A: Send>(
             normalize(&v)
         })
         .collect()
+}
+
+/// Per-kernel step times (CUDA events between the steps, `Gpu::probe`) of one NTT, H, a
+/// uniform G1 MSM and split G1 / G2 MSMs on the Filecoin 0/1 mix: median over 3 runs
+/// after a warm-up, printed per step.
+fn breakdown(gpu: &Gpu, lg: u32) -> Result<(), ProveError> {
+    let n = 1usize << lg;
+    let g2_lg = lg.saturating_sub(2);
+    let step = |what: &str, f: &mut dyn FnMut() -> Result<(), ProveError>| {
+        f()?;
+        gpu.sync()?;
+        let mut runs: Vec<Vec<(&'static str, f64)>> = Vec::new();
+        for _ in 0..3 {
+            gpu.set_probing(true);
+            gpu.probe("start")?;
+            f()?;
+            runs.push(gpu.take_probes()?);
+        }
+        gpu.set_probing(false);
+        let mut labels: Vec<&'static str> = Vec::new();
+        for (l, _) in &runs[0] {
+            if !labels.contains(l) {
+                labels.push(l);
+            }
+        }
+        let mut total = Vec::new();
+        println!("{what}");
+        for l in labels {
+            let mut per: Vec<f64> = runs
+                .iter()
+                .map(|r| r.iter().filter(|(x, _)| *x == l).map(|(_, ms)| ms).sum())
+                .collect();
+            per.sort_by(f64::total_cmp);
+            let calls = runs[0].iter().filter(|(x, _)| *x == l).count();
+            println!("  {l:<22} {:>10.2} ms  ({calls} calls)", per[1]);
+        }
+        for r in &runs {
+            total.push(r.iter().map(|(_, ms)| ms).sum::<f64>());
+        }
+        total.sort_by(f64::total_cmp);
+        println!("  {:<22} {:>10.2} ms", "total", total[1]);
+        Ok::<(), ProveError>(())
+    };
+    let mut d = random_fr(gpu, n, 1, 0)?;
+    let plan = NttPlan::new(gpu, lg)?;
+    step(&format!("NTT forward 2^{lg}"), &mut || {
+        plan.run(gpu, &mut d, NttKind::Forward)
+    })?;
+    step(&format!("NTT coset inverse 2^{lg}"), &mut || {
+        plan.run(gpu, &mut d, NttKind::CosetInverse)
+    })?;
+    drop(d);
+    {
+        let mut a = random_fr(gpu, n, 2, 0)?;
+        let mut b = random_fr(gpu, n, 3, 0)?;
+        let mut c = random_fr(gpu, n, 4, 0)?;
+        step(&format!("H 2^{lg}"), &mut || {
+            filprove_cuda::ntt::compute_h_in_place(gpu, &plan, [&mut a, &mut b, &mut c])
+        })?;
+    }
+    drop(plan);
+    let tables = synth::tables::<G1>(n, 0x5eed);
+    let bases = synth::points_from_tables::<G1>(gpu, &tables)?;
+    drop(tables);
+    let uniform = random_fr(gpu, n, 5, 0)?;
+    step(&format!("G1 MSM uniform 2^{lg}"), &mut || {
+        msm::msm::<G1>(gpu, &bases, &uniform, n, false).map(|_| ())
+    })?;
+    drop(uniform);
+    let mixed = random_fr(gpu, n, 6, 1)?;
+    step(&format!("G1 MSM split 0/1 mix 2^{lg}"), &mut || {
+        msm::msm::<G1>(gpu, &bases, &mixed, n, true).map(|_| ())
+    })?;
+    drop((mixed, bases));
+    let m = 1usize << g2_lg;
+    let tables = synth::tables::<G2>(m, 0x5eed);
+    let bases = synth::points_from_tables::<G2>(gpu, &tables)?;
+    drop(tables);
+    let mixed = random_fr(gpu, m, 7, 1)?;
+    step(&format!("G2 MSM split 0/1 mix 2^{g2_lg}"), &mut || {
+        msm::msm::<G2>(gpu, &bases, &mixed, m, true).map(|_| ())
+    })?;
+    Ok(())
 }
 
 /// MSMs over 2^max distinct device-made points (their generation timed as a row first).

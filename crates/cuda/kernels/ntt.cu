@@ -15,16 +15,55 @@ __device__ __forceinline__ Fr twiddle(const Fr* tw, uint32_t half, uint32_t e, b
     return tw[half - e].neg();
 }
 
-// tw[i] = omega^i for i < half; each thread fills 32 consecutive entries.
-extern "C" __global__ void ntt_twiddles(Fr* tw, Fr omega, uint32_t half) {
+// out[i] = c * omega^i for i < len; each thread fills 32 consecutive entries (the
+// twiddles with c = 1, and the tables of ntt_scale_table).
+extern "C" __global__ void ntt_powers(Fr* out, Fr c, Fr omega, uint32_t len) {
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     uint32_t start = t * 32;
-    if (start >= half) return;
-    Fr w = omega.pow(start);
-    uint32_t end = min(start + 32, half);
+    if (start >= len) return;
+    Fr w = c * omega.pow(start);
+    uint32_t end = min(start + 32, len);
     for (uint32_t i = start; i < end; i++) {
-        tw[i] = w;
+        out[i] = w;
         w = w * omega;
+    }
+}
+
+// c * g^i from two small tables (lo[k] = g^k, hi[k] = c * g^(k 2^lo_bits)).
+__device__ __forceinline__ Fr scale_at(const Fr* lo, const Fr* hi, uint32_t lo_bits, uint32_t i) {
+    return lo[i & ((1u << lo_bits) - 1)] * hi[i >> lo_bits];
+}
+
+// d[p] *= c * g^i, two products per element and no serial chain; i = p, or with brev_lg
+// != 0 (data in bit-reversed order of 2^brev_lg) i = bitreverse(p).
+extern "C" __global__ void ntt_scale_table(Fr* d, uint32_t n, const Fr* lo, const Fr* hi, uint32_t lo_bits,
+                                           uint32_t brev_lg) {
+    for (uint32_t p = blockIdx.x * blockDim.x + threadIdx.x; p < n; p += gridDim.x * blockDim.x) {
+        uint32_t i = brev_lg ? __brev(p) >> (32 - brev_lg) : p;
+        d[p] = d[p] * scale_at(lo, hi, lo_bits, i);
+    }
+}
+
+// Bit-reversed -> natural order with the scaling of ntt_scale_table fused in: afterwards
+// d[i] = c * g^i * (old d[bitreverse(i)]).
+extern "C" __global__ void ntt_bitrev_scale(Fr* d, uint32_t lg, const Fr* lo, const Fr* hi, uint32_t lo_bits) {
+    uint32_t n = 1u << lg;
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        uint32_t j = lg ? __brev(i) >> (32 - lg) : i;
+        if (i < j) {
+            Fr x = d[i], y = d[j];
+            d[i] = y * scale_at(lo, hi, lo_bits, i);
+            d[j] = x * scale_at(lo, hi, lo_bits, j);
+        } else if (i == j) {
+            d[i] = d[i] * scale_at(lo, hi, lo_bits, i);
+        }
+    }
+}
+
+// d[i] *= c.
+extern "C" __global__ void ntt_scale_const(Fr* d, uint32_t n, Fr c) {
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        d[i] = d[i] * c;
     }
 }
 
@@ -40,8 +79,26 @@ extern "C" __global__ void ntt_bitrev(Fr* d, uint32_t lg) {
     }
 }
 
-// The first k = min(lg, SH_LG) stages, each block on 2^k contiguous elements.
-extern "C" __global__ void ntt_shared_stages(Fr* d, const Fr* tw, uint32_t lg, uint32_t inverse) {
+// One butterfly on (x, y) with twiddle w: decimation in time (x + wy, x - wy) or in
+// frequency (x + y, (x - y) w).
+template <bool DIF>
+__device__ __forceinline__ void butterfly(Fr& x, Fr& y, const Fr& w) {
+    if (DIF) {
+        Fr t = x - y;
+        x = x + y;
+        y = t * w;
+    } else {
+        Fr v = y * w;
+        y = x - v;
+        x = x + v;
+    }
+}
+
+// The first k = min(lg, SH_LG) stages, each block on 2^k contiguous elements. Decimation in
+// time runs stages 0 .. k-1 (after the bit reversal); decimation in frequency (dif) runs
+// them last, k-1 .. 0, and leaves the output in bit-reversed order.
+template <bool dif>
+__device__ __forceinline__ void shared_stages(Fr* d, const Fr* tw, uint32_t lg, uint32_t inverse) {
     extern __shared__ Fr sm[];
     uint32_t k = lg < SH_LG ? lg : SH_LG;
     uint32_t bsize = 1u << k;
@@ -49,15 +106,17 @@ extern "C" __global__ void ntt_shared_stages(Fr* d, const Fr* tw, uint32_t lg, u
     Fr* blk = d + (size_t)blockIdx.x * bsize;
     for (uint32_t i = threadIdx.x; i < bsize; i += blockDim.x) sm[i] = blk[i];
     __syncthreads();
-    for (uint32_t s = 0; s < k; s++) {
+    for (uint32_t r = 0; r < k; r++) {
+        const uint32_t s = dif ? k - 1 - r : r;
         uint32_t h = 1u << s;
         for (uint32_t t = threadIdx.x; t < bsize / 2; t += blockDim.x) {
             uint32_t j = t & (h - 1);
             uint32_t i0 = ((t >> s) << (s + 1)) + j;
             Fr w = twiddle(tw, half, j << (lg - 1 - s), inverse);
-            Fr u = sm[i0], v = sm[i0 + h] * w;
-            sm[i0] = u + v;
-            sm[i0 + h] = u - v;
+            Fr u = sm[i0], v = sm[i0 + h];
+            butterfly<dif>(u, v, w);
+            sm[i0] = u;
+            sm[i0 + h] = v;
         }
         __syncthreads();
     }
@@ -78,12 +137,14 @@ extern "C" __global__ void ntt_stage(Fr* d, const Fr* tw, uint32_t lg, uint32_t 
     }
 }
 
-// Stages s0 .. s0+k-1 (s0 >= SH_LG, k <= 6) in shared memory. A butterfly group is the
-// 2^k elements that differ only in index bits s0 .. s0+k-1; a block takes STRIDED_G groups
-// with consecutive low bits so that its loads and stores are 512-byte runs.
+// Stages s0 .. s0+k-1 (s0 >= SH_LG, k <= 6) in shared memory, in decreasing order for
+// decimation in frequency. A butterfly group is the 2^k elements that differ only in
+// index bits s0 .. s0+k-1; a block takes STRIDED_G groups with consecutive low bits so
+// that its loads and stores are 512-byte runs.
 #define STRIDED_G 16
-extern "C" __global__ void ntt_strided_stages(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k,
-                                              uint32_t inverse) {
+template <bool dif>
+__device__ __forceinline__ void strided_stages(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k,
+                                               uint32_t inverse) {
     extern __shared__ Fr sm[];
     const uint32_t half = 1u << (lg - 1);
     const uint32_t E = STRIDED_G << k;
@@ -95,7 +156,8 @@ extern "C" __global__ void ntt_strided_stages(Fr* d, const Fr* tw, uint32_t lg, 
         sm[e] = d[high + base_low + g + ((size_t)t << s0)];
     }
     __syncthreads();
-    for (uint32_t q = 0; q < k; q++) {
+    for (uint32_t r = 0; r < k; r++) {
+        const uint32_t q = dif ? k - 1 - r : r;
         const uint32_t h = 1u << q;
         for (uint32_t u = threadIdx.x; u < E / 2; u += blockDim.x) {
             uint32_t g = u % STRIDED_G, p = u / STRIDED_G;
@@ -104,9 +166,10 @@ extern "C" __global__ void ntt_strided_stages(Fr* d, const Fr* tw, uint32_t lg, 
             uint32_t e0 = t0 * STRIDED_G + g, e1 = e0 + h * STRIDED_G;
             uint32_t j = base_low + g + (jq << s0);
             Fr w = twiddle(tw, half, j << (lg - 1 - s0 - q), inverse);
-            Fr a = sm[e0], b = sm[e1] * w;
-            sm[e0] = a + b;
-            sm[e1] = a - b;
+            Fr a = sm[e0], b = sm[e1];
+            butterfly<dif>(a, b, w);
+            sm[e0] = a;
+            sm[e1] = b;
         }
         __syncthreads();
     }
@@ -116,17 +179,16 @@ extern "C" __global__ void ntt_strided_stages(Fr* d, const Fr* tw, uint32_t lg, 
     }
 }
 
-// d[i] *= c * g^i (c = 1/n for inverse transforms, g = coset generator or 1).
-extern "C" __global__ void ntt_scale_powers(Fr* d, uint32_t n, Fr c, Fr g) {
-    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    uint32_t start = t * 32;
-    if (start >= n) return;
-    Fr w = c * g.pow(start);
-    uint32_t end = min(start + 32, n);
-    for (uint32_t i = start; i < end; i++) {
-        d[i] = d[i] * w;
-        w = w * g;
-    }
+// Entry points; the direction is a template parameter so that each butterfly loop has
+// no branch.
+extern "C" __global__ void ntt_shared_stages(Fr* d, const Fr* tw, uint32_t lg, uint32_t inverse, uint32_t dif) {
+    if (dif) shared_stages<true>(d, tw, lg, inverse);
+    else shared_stages<false>(d, tw, lg, inverse);
+}
+extern "C" __global__ void ntt_strided_stages(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k,
+                                              uint32_t inverse, uint32_t dif) {
+    if (dif) strided_stages<true>(d, tw, lg, s0, k, inverse);
+    else strided_stages<false>(d, tw, lg, s0, k, inverse);
 }
 
 // a = (a*b - c) * zinv: the quotient by Z on the coset, where Z is the constant g^n - 1.

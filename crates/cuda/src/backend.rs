@@ -21,7 +21,7 @@ use group::Curve as _;
 
 use crate::field::bytes_of;
 use crate::gpu::{blocks, cfg, Gpu};
-use crate::msm::{self, Curve, G1, G2};
+use crate::msm::{self, G1, G2};
 use crate::msm_batch::{msm_batched, Bases, MsmRun};
 use crate::ntt::{self, NttPlan};
 use crate::options::CudaOptions;
@@ -373,6 +373,10 @@ impl CudaBackend {
             .ok_or_else(|| self.oom(plan.working_extra()))?;
 
         let mut marks: Vec<(&'static str, CudaEvent)> = Vec::new();
+        if gpu.probing() {
+            gpu.take_probes()?; // drop steps of earlier work
+            gpu.probe("region_start")?;
+        }
         let wait0 = gpu.mark()?;
         if let Some((_, ready)) = &part.copy_events {
             s.wait(ready).map_err(|e| gpu.err("wait for staging", e))?;
@@ -503,14 +507,21 @@ impl CudaBackend {
         gpu.record(s)?
             .synchronize()
             .map_err(|e| gpu.err("waiting for the proof's kernels", e))?;
+        let (h_bytes, l_bytes, a_bytes) =
+            (h.download_bytes(), l.download_bytes(), a.download_bytes());
+        let (b1_bytes, b2_bytes) = (b1.download_bytes(), b2.download_bytes());
         let h: G1Projective = h.resolve(gpu)?;
         let l: G1Projective = l.resolve(gpu)?;
         let a: G1Projective = a.resolve(gpu)?;
         let b1: G1Projective = b1.resolve(gpu)?;
         let b2: G2Projective = b2.resolve(gpu)?;
         report.host_syncs += 1;
-        let pts = 4 * G1::XYZZ_BYTES + G2::XYZZ_BYTES;
+        let pts = h_bytes + l_bytes + a_bytes + b1_bytes + b2_bytes;
         report.add_transfer("result", Direction::DeviceToHost, pts as u64, false);
+
+        if gpu.probing() {
+            log_kernel_steps(gpu.name(), &gpu.take_probes()?);
+        }
 
         // Device-event phase times, now that everything completed.
         let mut prev = &wait0;
@@ -612,6 +623,26 @@ fn check_shapes(lens: &Lens, asg: &ProvingAssignment) -> Result<u32, ProveError>
 
 /// [prefix..., aux[i] for every set bit i of the density words] as a new device vector;
 /// also returns the host bytes uploaded (the prefix).
+/// One log line with the time of every kernel step of a proof, summed per step name
+/// (FILPROVE_CUDA_PROBE=1; the steps are marked by `Gpu::probe`).
+fn log_kernel_steps(device: &str, steps: &[(&'static str, f64)]) {
+    let mut sums: Vec<(&'static str, f64, u32)> = Vec::new();
+    for (label, ms) in steps {
+        match sums.iter_mut().find(|(l, _, _)| l == label) {
+            Some(e) => {
+                e.1 += ms;
+                e.2 += 1;
+            }
+            None => sums.push((label, *ms, 1)),
+        }
+    }
+    let text: Vec<String> = sums
+        .iter()
+        .map(|(l, ms, n)| format!("{l}={ms:.2}ms/{n}"))
+        .collect();
+    log::info!("{device}: kernel steps {}", text.join(" "));
+}
+
 pub fn gather(
     gpu: &Gpu,
     aux: &CudaSlice<u8>,

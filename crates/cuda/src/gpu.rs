@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use cudarc::driver::sys::CUresult;
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, DeviceRepr, DriverError, LaunchConfig,
-    ValidAsZeroBits,
+    CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DeviceRepr, DriverError,
+    LaunchConfig, PinnedHostSlice, ValidAsZeroBits,
 };
 use cudarc::nvrtc::Ptx;
 use filprove_groth16::ProveError;
@@ -23,6 +23,10 @@ pub struct Gpu {
     copy: Arc<CudaStream>,
     funcs: HashMap<String, CudaFunction>,
     name: String,
+    /// Labelled timing events of the compute stream, when probing is on (benchmarks).
+    probes: std::sync::Mutex<Option<Vec<(&'static str, CudaEvent)>>>,
+    /// Pinned landing place for [`Gpu::read_counts`] (allocated on first use).
+    counts_host: std::sync::Mutex<Option<PinnedHostSlice<u32>>>,
 }
 
 /// Kernel names per module (must match the `extern "C"` names in kernels/*.cu).
@@ -30,12 +34,14 @@ const KERNELS: &[(&str, &[&str])] = &[
     (
         "ntt",
         &[
-            "ntt_twiddles",
+            "ntt_powers",
             "ntt_bitrev",
+            "ntt_bitrev_scale",
             "ntt_shared_stages",
             "ntt_stage",
             "ntt_strided_stages",
-            "ntt_scale_powers",
+            "ntt_scale_table",
+            "ntt_scale_const",
             "h_pointwise",
             "fr_test_op",
         ],
@@ -49,6 +55,7 @@ const KERNELS: &[(&str, &[&str])] = &[
             "density_popcount",
             "density_gather",
             "fr_random",
+            "classify_scalars",
         ],
     ),
     ("msm_g1", &MSM_G1),
@@ -63,23 +70,25 @@ const KERNELS: &[(&str, &[&str])] = &[
         ],
     ),
 ];
-const MSM_G1: [&str; 8] = [
+const MSM_G1: [&str; 9] = [
     "g1_msm_count",
     "g1_msm_scatter",
-    "g1_msm_bucket_sum",
+    "g1_msm_chunk_sum",
+    "g1_msm_chunk_fixup",
+    "g1_msm_heavy_fixup",
     "g1_msm_bucket_reduce",
-    "g1_msm_combine",
-    "g1_msm_ones_sum",
+    "g1_msm_list_sum",
     "g1_xyzz_reduce",
     "fq_test_op",
 ];
-const MSM_G2: [&str; 8] = [
+const MSM_G2: [&str; 9] = [
     "g2_msm_count",
     "g2_msm_scatter",
-    "g2_msm_bucket_sum",
+    "g2_msm_chunk_sum",
+    "g2_msm_chunk_fixup",
+    "g2_msm_heavy_fixup",
     "g2_msm_bucket_reduce",
-    "g2_msm_combine",
-    "g2_msm_ones_sum",
+    "g2_msm_list_sum",
     "g2_xyzz_reduce",
     "fq2_test_op",
 ];
@@ -221,6 +230,11 @@ impl Gpu {
             copy,
             funcs,
             name: format!("cuda:{ordinal} {name}"),
+            // FILPROVE_CUDA_PROBE=1: every proof logs its kernel steps (see backend.rs).
+            probes: std::sync::Mutex::new(
+                (std::env::var("FILPROVE_CUDA_PROBE").as_deref() == Ok("1")).then(Vec::new),
+            ),
+            counts_host: std::sync::Mutex::new(None),
         })
     }
 
@@ -288,6 +302,104 @@ impl Gpu {
         e.record(&self.stream)
             .map_err(|e| self.err("cuEventRecord", e))?;
         Ok(e)
+    }
+
+    /// Starts (or stops) collecting [`Gpu::probe`] events; starting drops earlier ones.
+    pub fn set_probing(&self, on: bool) {
+        if let Ok(mut p) = self.probes.lock() {
+            *p = on.then(Vec::new);
+        }
+    }
+
+    /// Whether probing is on.
+    pub fn probing(&self) -> bool {
+        self.probes.lock().map(|p| p.is_some()).unwrap_or(false)
+    }
+
+    /// Marks the end of a kernel step named `label` on the compute stream when probing is
+    /// on (a no-op otherwise): [`Gpu::take_probes`] attributes the time since the previous
+    /// probe to it. Used by `gpu_bench --breakdown`.
+    pub fn probe(&self, label: &'static str) -> Result<(), ProveError> {
+        let Ok(mut p) = self.probes.lock() else {
+            return Ok(());
+        };
+        if let Some(v) = p.as_mut() {
+            v.push((label, self.mark()?));
+        }
+        Ok(())
+    }
+
+    /// Waits for the stream and returns (label, ms since the previous probe) for every
+    /// probe after the first; probing stays on with an empty list.
+    pub fn take_probes(&self) -> Result<Vec<(&'static str, f64)>, ProveError> {
+        let events = match self.probes.lock() {
+            Ok(mut p) => p.as_mut().map(std::mem::take).unwrap_or_default(),
+            Err(_) => Vec::new(),
+        };
+        self.sync()?;
+        let mut out = Vec::new();
+        for w in events.windows(2) {
+            let ms = w[0]
+                .1
+                .elapsed_ms(&w[1].1)
+                .map_err(|e| self.err("cuEventElapsedTime", e))?;
+            out.push((w[1].0, ms as f64));
+        }
+        Ok(out)
+    }
+
+    /// Reads two u32 the compute stream's queued work writes to `dev`: a copy into pinned
+    /// memory queued behind that work, then a wait on the copy's event. Work queued later
+    /// keeps the GPU busy meanwhile; nothing else is synchronised.
+    pub fn read_counts(&self, dev: &CudaSlice<u32>) -> Result<[u32; 2], ProveError> {
+        let mut guard = self
+            .counts_host
+            .lock()
+            .map_err(|_| self.fault("count buffer lock poisoned".into()))?;
+        if guard.is_none() {
+            // SAFETY: the buffer is written by the copy below before it is read.
+            let buf = unsafe { self.ctx.alloc_pinned::<u32>(2) }
+                .map_err(|e| self.err("cuMemHostAlloc", e))?;
+            *guard = Some(buf);
+        }
+        let host = guard
+            .as_mut()
+            .ok_or_else(|| self.fault("no count buffer".into()))?;
+        self.stream
+            .memcpy_dtoh(&dev.slice(0..2), host)
+            .map_err(|e| self.err("count download", e))?;
+        // An explicit event: with event tracking off, the pinned slice's own event is not
+        // recorded by the copy (and waiting on it would return at once).
+        self.record(&self.stream)?
+            .synchronize()
+            .map_err(|e| self.err("count download wait", e))?;
+        let v = host
+            .as_slice()
+            .map_err(|e| self.err("count download read", e))?;
+        Ok([v[0], v[1]])
+    }
+
+    /// Threads of kernel `name` (blocks of `block`) the whole GPU holds at once: one wave.
+    pub fn resident_threads(&self, name: &str, block: u32) -> Result<usize, ProveError> {
+        let per_sm = self
+            .func(name)?
+            .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
+            .map_err(|e| self.err("cuOccupancyMaxActiveBlocksPerMultiprocessor", e))?;
+        let sms = self
+            .ctx
+            .attribute(
+                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            )
+            .map_err(|e| self.err("cuDeviceGetAttribute", e))?;
+        Ok((per_sm.max(1) as usize) * (sms.max(1) as usize) * block as usize)
+    }
+
+    /// A device-side inconsistency (a kernel produced impossible values).
+    pub fn fault(&self, message: String) -> ProveError {
+        ProveError::Device {
+            device: self.name.clone(),
+            message,
+        }
     }
 
     /// (free, total) device memory in bytes.

@@ -6,6 +6,7 @@
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
 use cudarc::driver::{CudaSlice, CudaStream, CudaView, PushKernelArg};
 use filprove_groth16::ProveError;
+use group::Group as _;
 
 use crate::field::{self, Limbs};
 use crate::gpu::{blocks, cfg, Gpu};
@@ -57,16 +58,25 @@ impl Curve for G2 {
     }
 }
 
-/// Window bits for `n` scalars: 8 or 16, the widths whose top window (bits 248..255 or
-/// 240..255 of a 255-bit scalar) is as full as the others. Other widths leave the top window
-/// only a few distinct digits, so a handful of buckets get n/8 points each and the bucket
-/// sum serialises on them (measured: c = 14 at 2^20 took 16 s instead of milliseconds).
+/// Narrowest and widest window in use. Eight bits keep at least 128 buckets per window
+/// (one reduction block); 22 bits is the cheapest width for 2^27 points (below).
+pub const MIN_WINDOW: u32 = 8;
+/// See [`MIN_WINDOW`].
+pub const MAX_WINDOW: u32 = 22;
+
+/// Window bits for `n` scalars: the width that minimises the estimated work, one mixed
+/// addition per point and window plus about twelve mixed additions' worth per bucket for
+/// the chunk fix-up and the running-sum reduction (measured on the H200: c = 22 at 2^27
+/// spent 0.36 s on those for 2.5e7 buckets against 1.37 s for 1.6e9 point additions).
+/// 2^27 points: c = 20 (13 windows); 2^20: 14. Any width is safe: the bucket sum is
+/// balanced per chunk of sorted points, so a sparse top window or a heavy bucket does not
+/// serialise it.
 pub fn window_bits(n: usize) -> u32 {
-    if n >= 1 << 15 {
-        16
-    } else {
-        8
-    }
+    let cost =
+        |c: u32| f64::from(windows(c)) * (n.max(1) as f64 + 12.0 * f64::from(1u32 << (c - 1)));
+    (MIN_WINDOW..=MAX_WINDOW)
+        .min_by(|&a, &b| cost(a).total_cmp(&cost(b)))
+        .unwrap_or(16)
 }
 
 /// Blocks per window in the bucket reduction: enough that each thread takes about 32
@@ -80,12 +90,47 @@ pub fn windows(c: u32) -> u32 {
     256u32.div_ceil(c)
 }
 
-/// Device bytes an MSM over `n` points needs beyond its bases and scalars.
+/// Windows handled per group: all of them for small MSMs, one at a time from 2^24 points
+/// (so a group's bucket counters stay in L2 and its sorted entries take n words).
+fn group_windows(n: usize, w: u32) -> u32 {
+    ((1usize << 24) / n.max(1)).clamp(1, w as usize) as u32
+}
+
+/// Sorted entries per bucket-sum thread: the entries spread over exactly one wave of
+/// resident threads (measured: 1.94-2.6 waves of 1024-entry chunks lost ~15 % to the
+/// partial last wave), at least 8. Long chunks also leave most buckets inside one chunk,
+/// so the fix-up has little to add.
+fn chunk_len(entries: usize, resident: usize) -> u32 {
+    entries
+        .div_ceil(resident.clamp(1, MAX_CHUNKS))
+        .max(entries.div_ceil(MAX_CHUNKS))
+        .max(8) as u32
+}
+
+/// Upper bound on bucket-sum threads (and head/tail pairs) of one group.
+const MAX_CHUNKS: usize = 1 << 19;
+
+/// Points per thread when summing an index list (the scalars equal to 1).
+fn list_chunk_len(n: usize) -> u32 {
+    (n / 65536).clamp(4, 256) as u32
+}
+
+/// Device bytes an MSM over `n` points needs beyond its bases and scalars (the larger of a
+/// plain and a split MSM).
 pub fn scratch_bytes<C: Curve>(n: usize) -> usize {
+    let n = n.max(1);
     let c = window_bits(n);
-    let (w, b) = (windows(c) as usize, 1usize << (c - 1));
-    let nb = w * b;
-    w * n.max(1) * 4 + 3 * (nb + 1) * 4 + (nb / 1024 + 2) * 4 + (nb + 3 * w + 1030) * C::XYZZ_BYTES
+    let w = windows(c);
+    let g = group_windows(n, w) as usize;
+    let (x, b) = (C::XYZZ_BYTES, 1usize << (c - 1));
+    let nb = g * b;
+    // Chunks: at most one per 8 entries (the shortest chunk), at most MAX_CHUNKS.
+    let chunks = (g * n).div_ceil(8).min(MAX_CHUNKS) + 1;
+    let segs = reduce_segments(c, C::REDUCE_THREADS) as usize;
+    let group = 3 * (nb + 1) * 4 + (nb / 1024 + 2) * 4 + g * n * 4 + 2 * chunks * x;
+    let all = w as usize * b * x + w as usize * segs * x;
+    let lists = 2 * n * 4 + 2 * (n.div_ceil(list_chunk_len(n) as usize) + 2) * x;
+    w as usize * x + x + all + group + lists
 }
 
 fn launch_err<'a>(
@@ -135,173 +180,351 @@ pub fn scan_u32(
     Ok(())
 }
 
-/// sum_i scalars[i] * bases[i] over the first `n` of each, left on the device as one XYZZ
-/// point. With `split`, the points whose scalar is exactly 1 are summed by a tree
-/// reduction and only the other non-zero scalars go through Pippenger.
+/// An MSM result left on the device: the window sums of Pippenger (combined by Horner's
+/// rule on the host after the proof's one download: 255 doublings take ~0.1 ms there and
+/// ~8 ms on one GPU thread) and an extra point to add (the sum of the bases whose scalar
+/// is 1).
+pub struct DeviceMsm {
+    sums: Option<CudaSlice<u8>>,
+    windows: u32,
+    c: u32,
+    extra: Option<CudaSlice<u8>>,
+}
+
+impl DeviceMsm {
+    fn identity() -> Self {
+        Self {
+            sums: None,
+            windows: 0,
+            c: 0,
+            extra: None,
+        }
+    }
+
+    /// Device-to-host bytes of [`DeviceMsm::download`].
+    pub fn bytes<C: Curve>(&self) -> usize {
+        (self.windows as usize + usize::from(self.extra.is_some())) * C::XYZZ_BYTES
+    }
+
+    /// Waits for the stream, reads the window sums and combines them.
+    pub fn download<C: Curve>(&self, gpu: &Gpu) -> Result<C::Projective, ProveError> {
+        let x = C::XYZZ_BYTES;
+        let mut r = <C::Projective as group::Group>::identity();
+        if let Some(sums) = &self.sums {
+            let mut host = vec![0u8; self.windows as usize * x];
+            gpu.stream()
+                .memcpy_dtoh(&sums.slice(0..host.len()), &mut host)
+                .map_err(launch_err(gpu, "download window sums"))?;
+            gpu.sync()?;
+            for w in host.chunks_exact(x).rev() {
+                for _ in 0..self.c {
+                    r = r.double();
+                }
+                r += C::from_xyzz(w);
+            }
+        }
+        if let Some(e) = &self.extra {
+            r += download_point::<C>(gpu, e)?;
+        }
+        Ok(r)
+    }
+}
+
+/// sum_i scalars[i] * bases[i] over the first `n` of each, left on the device. With `split`, the scalars are classified on the device first: the points whose
+/// scalar is 1 are summed directly and only the other non-zero scalars go through
+/// Pippenger.
 pub fn msm<C: Curve>(
     gpu: &Gpu,
     bases: &CudaSlice<u8>,
     scalars: &CudaSlice<u8>,
     n: usize,
     split: bool,
-) -> Result<CudaSlice<u8>, ProveError> {
+) -> Result<DeviceMsm, ProveError> {
     msm_view::<C>(gpu, &bases.as_view(), &scalars.as_view(), n, split)
 }
 
 /// [`msm`] over views (a batch of a longer vector). Every buffer it allocates is used and
 /// freed in the compute stream's order, so a later batch never reuses bucket memory an
-/// earlier batch's kernels may still read.
+/// earlier batch's kernels may still read. A split MSM reads the two class sizes back
+/// (an event wait on a pinned 8-byte copy, queued right after the classification) to
+/// size its window and grids; the GPU idles only for that round trip.
 pub fn msm_view<C: Curve>(
     gpu: &Gpu,
     bases: &CudaView<'_, u8>,
     scalars: &CudaView<'_, u8>,
     n: usize,
     split: bool,
-) -> Result<CudaSlice<u8>, ProveError> {
-    if bases.len() < n * C::AFFINE_BYTES || scalars.len() < n * 32 {
+) -> Result<DeviceMsm, ProveError> {
+    if bases.len() < n * C::AFFINE_BYTES || scalars.len() < n * 32 || n >= 1 << 31 {
         return Err(ProveError::Invalid(format!(
             "MSM of {n} with {} base / {} scalar bytes",
             bases.len(),
             scalars.len()
         )));
     }
-    let p = C::PREFIX;
-    let k = |name: &str| format!("{p}_{name}");
-    let s = gpu.stream();
-    let mut out = gpu.zeros::<u8>(C::XYZZ_BYTES)?;
     if n == 0 {
-        return Ok(out); // ZZ = 0: the identity
+        return Ok(DeviceMsm::identity());
     }
-    let c = window_bits(n);
-    let w = windows(c);
-    let nb = (w as usize) << (c - 1);
-    let (n32, skip) = (n as u32, split as u32);
-    let grid_n = blocks(n, 256);
-
-    let mut counts = gpu.zeros::<u32>(nb + 1)?;
-    // SAFETY (every launch below): argument lists match msm.cuh's MSM_KERNELS; buffer sizes
-    // are as allocated here (counts/offsets nb+1, sorted w*n, buckets nb, sums w).
+    if !split {
+        return pippenger::<C>(gpu, bases, scalars, n, None);
+    }
+    let s = gpu.stream();
+    let mut counts = gpu.zeros::<u32>(2)?;
+    let mut ones = gpu.alloc::<u32>(n)?;
+    let mut others = gpu.alloc::<u32>(n)?;
+    let n32 = n as u32;
+    // SAFETY: classify_scalars(const Fr*, u32, u32*, u32*, u32*) as in scalars.cu; the
+    // lists hold n entries, counts 2.
     unsafe {
-        s.launch_builder(gpu.func(&k("msm_count"))?)
+        s.launch_builder(gpu.func("classify_scalars")?)
             .arg(scalars)
             .arg(&n32)
-            .arg(&c)
-            .arg(&w)
-            .arg(&skip)
             .arg(&mut counts)
-            .launch(cfg(grid_n, 256, 0))
+            .arg(&mut ones)
+            .arg(&mut others)
+            .launch(cfg(blocks(n, 256), 256, 0))
     }
-    .map_err(launch_err(gpu, "msm_count"))?;
-    let mut offsets = gpu.alloc::<u32>(nb + 1)?;
-    scan_u32(gpu, &counts, &mut offsets, nb + 1)?;
-    s.memcpy_dtod(&offsets, &mut counts)
-        .map_err(launch_err(gpu, "copy offsets"))?;
-    let mut sorted = gpu.alloc::<u32>(w as usize * n)?;
-    unsafe {
-        s.launch_builder(gpu.func(&k("msm_scatter"))?)
-            .arg(scalars)
-            .arg(&n32)
-            .arg(&c)
-            .arg(&w)
-            .arg(&skip)
-            .arg(&mut counts)
-            .arg(&mut sorted)
-            .launch(cfg(grid_n, 256, 0))
+    .map_err(launch_err(gpu, "classify_scalars"))?;
+    gpu.probe("classify")?;
+    let [n_ones, n_others] = gpu.read_counts(&counts)?;
+    let (n_ones, n_others) = (n_ones as usize, n_others as usize);
+    if n_ones > n || n_others > n - n_ones {
+        return Err(gpu.fault(format!(
+            "classification of {n} scalars gave {n_ones} ones and {n_others} others"
+        )));
     }
-    .map_err(launch_err(gpu, "msm_scatter"))?;
-    drop(counts);
-    let mut buckets = gpu.alloc::<u8>(nb * C::XYZZ_BYTES)?;
-    let nb32 = nb as u32;
-    unsafe {
-        s.launch_builder(gpu.func(&k("msm_bucket_sum"))?)
-            .arg(bases)
-            .arg(&sorted)
-            .arg(&offsets)
-            .arg(&nb32)
-            .arg(&mut buckets)
-            .launch(cfg(blocks(nb, 128), 128, 0))
-    }
-    .map_err(launch_err(gpu, "msm_bucket_sum"))?;
-    drop((sorted, offsets));
-    let t = C::REDUCE_THREADS;
-    let shared = t * C::XYZZ_BYTES as u32;
-    let segs = reduce_segments(c, t);
-    let mut partial = gpu.alloc::<u8>((w * segs) as usize * C::XYZZ_BYTES)?;
-    unsafe {
-        s.launch_builder(gpu.func(&k("msm_bucket_reduce"))?)
-            .arg(&buckets)
-            .arg(&c)
-            .arg(&segs)
-            .arg(&mut partial)
-            .launch(cfg((w * segs) as usize, t, shared))
-    }
-    .map_err(launch_err(gpu, "msm_bucket_reduce"))?;
-    let mut sums = gpu.alloc::<u8>(w as usize * C::XYZZ_BYTES)?;
-    unsafe {
-        s.launch_builder(gpu.func(&k("xyzz_reduce"))?)
-            .arg(&partial)
-            .arg(&segs)
-            .arg(&mut sums)
-            .launch(cfg(w as usize, t, shared))
-    }
-    .map_err(launch_err(gpu, "xyzz_reduce"))?;
-    drop(buckets);
-
-    let ones = if split {
-        Some(ones_sum::<C>(gpu, bases, scalars, n)?)
+    let ones_sum = if n_ones > 0 {
+        Some(list_sum::<C>(gpu, bases, &ones, n_ones)?)
     } else {
         None
     };
-    let combine = gpu.func(&k("msm_combine"))?;
-    let null = 0u64;
-    let mut lb = s.launch_builder(combine);
-    lb.arg(&sums).arg(&w).arg(&c);
-    match &ones {
-        Some(o) => lb.arg(o),
-        None => lb.arg(&null),
-    };
-    lb.arg(&mut out);
-    unsafe { lb.launch(cfg(1, 1, 0)) }.map_err(launch_err(gpu, "msm_combine"))?;
-    Ok(out)
+    drop(ones);
+    if n_others == 0 {
+        let mut r = DeviceMsm::identity();
+        r.extra = ones_sum;
+        return Ok(r);
+    }
+    let mut r = pippenger::<C>(gpu, bases, scalars, n_others, Some(&others))?;
+    r.extra = ones_sum;
+    Ok(r)
 }
 
-/// Sum of the bases whose scalar is exactly 1 (one XYZZ point on the device).
-fn ones_sum<C: Curve>(
+/// Pippenger over `n` entries: scalars[i] with bases[i] for i < n, or, with `list`,
+/// scalars[list[i]] with bases[list[i]].
+fn pippenger<C: Curve>(
     gpu: &Gpu,
     bases: &CudaView<'_, u8>,
     scalars: &CudaView<'_, u8>,
     n: usize,
-) -> Result<CudaSlice<u8>, ProveError> {
-    let t = C::REDUCE_THREADS;
-    let shared = t * C::XYZZ_BYTES as u32;
-    let grid = blocks(n, t).min(1024);
-    let mut partial = gpu.alloc::<u8>(grid * C::XYZZ_BYTES)?;
-    let mut out = gpu.alloc::<u8>(C::XYZZ_BYTES)?;
-    let (n32, g32) = (n as u32, grid as u32);
+    list: Option<&CudaSlice<u32>>,
+) -> Result<DeviceMsm, ProveError> {
+    let p = C::PREFIX;
+    let k = |name: &str| format!("{p}_{name}");
     let s = gpu.stream();
-    // SAFETY: signatures as in msm.cuh; partial holds `grid` points.
-    unsafe {
-        s.launch_builder(gpu.func(&format!("{}_msm_ones_sum", C::PREFIX))?)
-            .arg(bases)
-            .arg(scalars)
-            .arg(&n32)
-            .arg(&mut partial)
-            .launch(cfg(grid, t, shared))
+    let x = C::XYZZ_BYTES;
+    let c = window_bits(n);
+    let w = windows(c);
+    let b = 1usize << (c - 1);
+    let g = group_windows(n, w);
+    let t = C::REDUCE_THREADS;
+    let shared = t * x as u32;
+    let segs = reduce_segments(c, t);
+    let n32 = n as u32;
+    let null = 0u64;
+    let grid_n = blocks(n, 256);
+    let mut window_sums = gpu.alloc::<u8>(w as usize * x)?;
+    // Every window's buckets (zero = the identity), reduced together after the last group.
+    let mut all_buckets = gpu.zeros::<u8>(w as usize * b * x)?;
+    let resident = gpu.resident_threads(&k("msm_chunk_sum"), 128)?;
+    // SAFETY (every launch below): argument lists match msm.cuh's MSM_KERNELS; buffer sizes
+    // are as allocated here (counts/offsets nb+1, sorted gw*n, buckets nb, head/tail
+    // `chunks`, partial gw*segs, window sums w); `list`, when given, holds n indices of
+    // points below bases.len() / AFFINE_BYTES (written by classify_scalars).
+    for w0 in (0..w).step_by(g as usize) {
+        let w1 = (w0 + g).min(w);
+        let gw = (w1 - w0) as usize;
+        let nb = gw * b;
+        let mut counts = gpu.zeros::<u32>(nb + 1)?;
+        let digits =
+            |name: &str, counts: &mut CudaSlice<u32>, sorted: Option<&mut CudaSlice<u32>>| {
+                let mut lb = s.launch_builder(gpu.func(&k(name))?);
+                lb.arg(scalars);
+                match list {
+                    Some(l) => lb.arg(l),
+                    None => lb.arg(&null),
+                };
+                lb.arg(&n32)
+                    .arg(&null)
+                    .arg(&c)
+                    .arg(&w0)
+                    .arg(&w1)
+                    .arg(counts);
+                if let Some(sorted) = sorted {
+                    lb.arg(sorted);
+                }
+                unsafe { lb.launch(cfg(grid_n, 256, 0)) }.map_err(launch_err(gpu, name))
+            };
+        digits("msm_count", &mut counts, None)?;
+        gpu.probe("msm_count")?;
+        let mut offsets = gpu.alloc::<u32>(nb + 1)?;
+        scan_u32(gpu, &counts, &mut offsets, nb + 1)?;
+        s.memcpy_dtod(&offsets, &mut counts)
+            .map_err(launch_err(gpu, "copy offsets"))?;
+        gpu.probe("msm_scan")?;
+        let mut sorted = gpu.alloc::<u32>(gw * n)?;
+        digits("msm_scatter", &mut counts, Some(&mut sorted))?;
+        drop(counts);
+        gpu.probe("msm_scatter")?;
+        let mut buckets = all_buckets.slice_mut(w0 as usize * b * x..w1 as usize * b * x);
+        let entries = gw * n;
+        let l = chunk_len(entries, resident);
+        let chunks = entries.div_ceil(l as usize);
+        let mut head = gpu.alloc::<u8>(chunks * x)?;
+        let mut tail = gpu.alloc::<u8>(chunks * x)?;
+        let (nb32, chunks32) = (nb as u32, chunks as u32);
+        unsafe {
+            s.launch_builder(gpu.func(&k("msm_chunk_sum"))?)
+                .arg(bases)
+                .arg(&sorted)
+                .arg(&offsets)
+                .arg(&nb32)
+                .arg(&l)
+                .arg(&chunks32)
+                .arg(&mut buckets)
+                .arg(&mut head)
+                .arg(&mut tail)
+                .launch(cfg(blocks(chunks, 128), 128, 0))
+        }
+        .map_err(launch_err(gpu, "msm_chunk_sum"))?;
+        gpu.probe("msm_chunk_sum")?;
+        let mut heavy = gpu.alloc::<u32>(nb)?;
+        let mut heavy_count = gpu.zeros::<u32>(1)?;
+        unsafe {
+            s.launch_builder(gpu.func(&k("msm_chunk_fixup"))?)
+                .arg(&offsets)
+                .arg(&nb32)
+                .arg(&l)
+                .arg(&head)
+                .arg(&tail)
+                .arg(&mut buckets)
+                .arg(&mut heavy)
+                .arg(&mut heavy_count)
+                .launch(cfg(blocks(nb, 128), 128, 0))
+        }
+        .map_err(launch_err(gpu, "msm_chunk_fixup"))?;
+        // Grid-stride over the heavy buckets (their number stays on the device).
+        unsafe {
+            s.launch_builder(gpu.func(&k("msm_heavy_fixup"))?)
+                .arg(&offsets)
+                .arg(&l)
+                .arg(&head)
+                .arg(&tail)
+                .arg(&mut buckets)
+                .arg(&heavy)
+                .arg(&heavy_count)
+                .launch(cfg(nb.min(1024), t, shared))
+        }
+        .map_err(launch_err(gpu, "msm_heavy_fixup"))?;
+        drop((sorted, offsets, head, tail, heavy, heavy_count));
+        gpu.probe("msm_chunk_fixup")?;
     }
-    .map_err(launch_err(gpu, "msm_ones_sum"))?;
+    // One reduction over all windows: enough threads to fill the GPU (per window, 2^19
+    // buckets at 32 per thread are a quarter of a wave).
+    let parts = w as usize * segs as usize;
+    let mut partial = gpu.alloc::<u8>(parts * x)?;
     unsafe {
-        s.launch_builder(gpu.func(&format!("{}_xyzz_reduce", C::PREFIX))?)
+        s.launch_builder(gpu.func(&k("msm_bucket_reduce"))?)
+            .arg(&all_buckets)
+            .arg(&c)
+            .arg(&segs)
+            .arg(&mut partial)
+            .launch(cfg(parts, t, shared))
+    }
+    .map_err(launch_err(gpu, "msm_bucket_reduce"))?;
+    drop(all_buckets);
+    let parts32 = parts as u32;
+    unsafe {
+        s.launch_builder(gpu.func(&k("xyzz_reduce"))?)
             .arg(&partial)
-            .arg(&g32)
-            .arg(&mut out)
-            .launch(cfg(1, t, shared))
+            .arg(&segs)
+            .arg(&parts32)
+            .arg(&mut window_sums)
+            .launch(cfg(w as usize, t, shared))
     }
     .map_err(launch_err(gpu, "xyzz_reduce"))?;
-    Ok(out)
+    gpu.probe("msm_bucket_reduce")?;
+    Ok(DeviceMsm {
+        sums: Some(window_sums),
+        windows: w,
+        c,
+        extra: None,
+    })
+}
+
+/// Sum of bases[list[i]] for i < n (one XYZZ point on the device).
+fn list_sum<C: Curve>(
+    gpu: &Gpu,
+    bases: &CudaView<'_, u8>,
+    list: &CudaSlice<u32>,
+    n: usize,
+) -> Result<CudaSlice<u8>, ProveError> {
+    let l = list_chunk_len(n);
+    let chunks = n.div_ceil(l as usize);
+    let mut partial = gpu.alloc::<u8>(chunks * C::XYZZ_BYTES)?;
+    let (n32, chunks32, null) = (n as u32, chunks as u32, 0u64);
+    // SAFETY: signature as in msm.cuh; `list` holds n indices below the bases' length,
+    // partial `chunks` points.
+    unsafe {
+        gpu.stream()
+            .launch_builder(gpu.func(&format!("{}_msm_list_sum", C::PREFIX))?)
+            .arg(bases)
+            .arg(list)
+            .arg(&n32)
+            .arg(&null)
+            .arg(&l)
+            .arg(&chunks32)
+            .arg(&mut partial)
+            .launch(cfg(blocks(chunks, 128), 128, 0))
+    }
+    .map_err(launch_err(gpu, "msm_list_sum"))?;
+    let r = reduce_points::<C>(gpu, partial, chunks)?;
+    gpu.probe("msm_ones_sum")?;
+    Ok(r)
+}
+
+/// Sums `count` XYZZ points on the device into one (a tree of block reductions).
+pub fn reduce_points<C: Curve>(
+    gpu: &Gpu,
+    mut points: CudaSlice<u8>,
+    mut count: usize,
+) -> Result<CudaSlice<u8>, ProveError> {
+    const PER_BLOCK: usize = 1024;
+    let t = C::REDUCE_THREADS;
+    let f = gpu.func(&format!("{}_xyzz_reduce", C::PREFIX))?;
+    while count > 1 || count == 0 {
+        let nblocks = count.div_ceil(PER_BLOCK).max(1);
+        let mut out = gpu.alloc::<u8>(nblocks * C::XYZZ_BYTES)?;
+        let (m32, n32) = (PER_BLOCK as u32, count as u32);
+        // SAFETY: xyzz_reduce(in, m, n, out) as in msm.cuh; `points` holds `count`
+        // points, `out` one per block.
+        unsafe {
+            gpu.stream()
+                .launch_builder(f)
+                .arg(&points)
+                .arg(&m32)
+                .arg(&n32)
+                .arg(&mut out)
+                .launch(cfg(nblocks, t, t * C::XYZZ_BYTES as u32))
+        }
+        .map_err(launch_err(gpu, "xyzz_reduce"))?;
+        points = out;
+        count = nblocks;
+    }
+    Ok(points)
 }
 
 /// Waits for the stream and reads one device XYZZ point.
-pub fn download_point<C: Curve>(gpu: &Gpu, p: &CudaSlice<u8>) -> Result<C::Projective, ProveError> {
+fn download_point<C: Curve>(gpu: &Gpu, p: &CudaSlice<u8>) -> Result<C::Projective, ProveError> {
     let mut host = vec![0u8; C::XYZZ_BYTES];
     gpu.stream()
         .memcpy_dtoh(p, &mut host)
@@ -325,22 +548,35 @@ pub fn msm_host<C: Curve>(
     let n = bases.len().min(scalars.len());
     let db = upload_bases::<C>(gpu, &bases[..n])?;
     let ds = gpu.upload(field::bytes_of(&scalars[..n]))?;
-    let r = msm::<C>(gpu, &db, &ds, n, split)?;
-    download_point::<C>(gpu, &r)
+    msm::<C>(gpu, &db, &ds, n, split)?.download::<C>(gpu)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Every window width in use leaves the top window as full as the others (c - 1 bits
-    /// of a 255-bit scalar plus the carry), and the reduction segments tile the buckets.
+    /// Every window width in use covers a 255-bit scalar plus the signed digits' carry
+    /// without a spare window, the widths grow with n (20 bits at 2^27), and the
+    /// reduction segments tile the buckets.
     #[test]
-    fn windows_are_full_and_segments_tile() {
+    fn windows_cover_scalars_and_segments_tile() {
+        let mut prev = MIN_WINDOW;
         for lg in 0..=32u32 {
             let c = window_bits(1usize << lg);
-            let top_bits = 255 - c * (windows(c) - 1);
-            assert_eq!(top_bits, c - 1, "c = {c}");
+            assert!((MIN_WINDOW..=MAX_WINDOW).contains(&c), "c = {c}");
+            assert!(c >= prev, "window shrank at 2^{lg}");
+            prev = c;
+            assert!(
+                c * windows(c) >= 256 && c * (windows(c) - 1) < 256,
+                "c = {c}"
+            );
+            assert!(group_windows(1 << lg, windows(c)) >= 1);
+            for resident in [1, 1000, 67_584, 1 << 22] {
+                // Entries of a group stay below 2^31 (n < 2^31, G n <= max(n, 2^24)).
+                let e = 1usize << lg.min(30);
+                let l = chunk_len(e, resident) as usize;
+                assert!(l >= 8 && e.div_ceil(l) <= MAX_CHUNKS, "2^{lg}, {resident}");
+            }
             for t in [G1::REDUCE_THREADS, G2::REDUCE_THREADS] {
                 let b = 1u32 << (c - 1);
                 let s = reduce_segments(c, t);
@@ -348,5 +584,9 @@ mod tests {
                 assert!(b / (t * s) >= 1);
             }
         }
+        assert_eq!(window_bits(1 << 27), 20);
+        assert_eq!(windows(20), 13);
+        assert_eq!(window_bits(1 << 20), 14);
+        assert_eq!(window_bits(1), MIN_WINDOW);
     }
 }

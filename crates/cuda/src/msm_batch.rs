@@ -3,11 +3,11 @@
 //! and reduced there with one synchronisation at the end. `sync_per_batch` restores the
 //! naive behaviour (download and wait after every batch) so its cost can be measured.
 
-use cudarc::driver::{CudaEvent, CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaEvent, CudaSlice};
 use filprove_groth16::{Direction, ProveError, ProveReport};
 
-use crate::gpu::{cfg, Gpu};
-use crate::msm::{self, Curve};
+use crate::gpu::Gpu;
+use crate::msm::{self, Curve, DeviceMsm};
 use crate::pinned::Bounce;
 
 /// Where the bases of an MSM are.
@@ -32,11 +32,11 @@ pub struct MsmRun<'a> {
     pub phase: &'static str,
 }
 
-/// An MSM result: on the device (one XYZZ point, read at the proof's one sync) or already
-/// on the host (naive per-batch mode).
+/// An MSM result: on the device (every batch's window sums, read after the proof's one
+/// sync) or already on the host (naive per-batch mode).
 pub enum Pending<C: Curve> {
-    /// One XYZZ point in device memory.
-    Device(CudaSlice<u8>),
+    /// Per batch, window sums in device memory.
+    Device(Vec<DeviceMsm>),
     /// Summed on the host.
     Host(C::Projective),
 }
@@ -45,8 +45,22 @@ impl<C: Curve> Pending<C> {
     /// The value; downloads (after the stream's earlier work) when still on the device.
     pub fn resolve(&self, gpu: &Gpu) -> Result<C::Projective, ProveError> {
         match self {
-            Pending::Device(d) => msm::download_point::<C>(gpu, d),
+            Pending::Device(parts) => {
+                let mut sum = <C::Projective as group::Group>::identity();
+                for p in parts {
+                    sum += p.download::<C>(gpu)?;
+                }
+                Ok(sum)
+            }
             Pending::Host(p) => Ok(*p),
+        }
+    }
+
+    /// Device-to-host bytes of [`Pending::resolve`].
+    pub fn download_bytes(&self) -> usize {
+        match self {
+            Pending::Device(parts) => parts.iter().map(|p| p.bytes::<C>()).sum(),
+            Pending::Host(_) => 0,
         }
     }
 }
@@ -74,11 +88,12 @@ pub fn msm_batched<C: Curve>(
     let batch = if run.batch == 0 { n.max(1) } else { run.batch };
     let nbatches = n.div_ceil(batch).max(1);
     if let (1, Bases::Device(d), false) = (nbatches, &bases, run.sync_per_batch) {
-        return msm::msm::<C>(gpu, d, scalars, n, split).map(Pending::Device);
+        run.report.count_reads += u32::from(split && n > 0);
+        return msm::msm::<C>(gpu, d, scalars, n, split).map(|r| Pending::Device(vec![r]));
     }
     let s = gpu.stream();
     let copy = gpu.copy_stream();
-    let mut results = gpu.alloc::<u8>(nbatches * C::XYZZ_BYTES)?;
+    let mut results = Vec::with_capacity(nbatches);
     let mut host_sum = <C::Projective as group::Group>::identity();
     // Streamed bases: two device slots filled in turn on the copy stream.
     let mut slots: Vec<CudaSlice<u8>> = Vec::new();
@@ -122,19 +137,20 @@ pub fn msm_batched<C: Curve>(
                 r
             }
         };
+        if split {
+            run.report.count_reads += 1;
+        }
         if run.sync_per_batch {
-            host_sum += msm::download_point::<C>(gpu, &r)?;
+            host_sum += r.download::<C>(gpu)?;
             run.report.host_syncs += 1;
             run.report.add_transfer(
                 run.phase,
                 Direction::DeviceToHost,
-                C::XYZZ_BYTES as u64,
+                r.bytes::<C>() as u64,
                 false,
             );
         } else {
-            let mut dst = results.slice_mut(k * C::XYZZ_BYTES..(k + 1) * C::XYZZ_BYTES);
-            s.memcpy_dtod(&r, &mut dst)
-                .map_err(|e| gpu.err("copy batch result", e))?;
+            results.push(r);
         }
     }
     if let Some(b) = run.bounce.as_deref_mut() {
@@ -150,17 +166,5 @@ pub fn msm_batched<C: Curve>(
     if run.sync_per_batch {
         return Ok(Pending::Host(host_sum));
     }
-    let mut out = gpu.alloc::<u8>(C::XYZZ_BYTES)?;
-    let t = C::REDUCE_THREADS;
-    let nb32 = nbatches as u32;
-    // SAFETY: signature as in msm.cuh (in, n, out); `results` holds nbatches points.
-    unsafe {
-        s.launch_builder(gpu.func(&format!("{}_xyzz_reduce", C::PREFIX))?)
-            .arg(&results)
-            .arg(&nb32)
-            .arg(&mut out)
-            .launch(cfg(1, t, t * C::XYZZ_BYTES as u32))
-    }
-    .map_err(|e| gpu.err("xyzz_reduce (batches)", e))?;
-    Ok(Pending::Device(out))
+    Ok(Pending::Device(results))
 }

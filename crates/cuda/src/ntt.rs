@@ -45,10 +45,61 @@ pub fn omega(lg: u32) -> Fr {
     w
 }
 
-/// Twiddles for one domain size, kept on the device.
+/// log2 of the low table of a coset scaling (see [`Powers`]).
+const LO_BITS: u32 = 12;
+
+/// c * g^i for i < 2^lg as two device tables: lo[k] = g^k (k < 2^LO_BITS) and
+/// hi[k] = c * g^(k 2^LO_BITS); `ntt_scale_table` multiplies them per element.
+struct Powers {
+    lo: CudaSlice<u8>,
+    hi: CudaSlice<u8>,
+}
+
+/// Twiddles and coset scalings for one domain size, kept on the device.
 pub struct NttPlan {
     lg: u32,
     twiddles: CudaSlice<u8>,
+    /// g^i (before a coset transform).
+    coset: Powers,
+    /// g^-i / n (after an inverse coset transform).
+    coset_inv: Powers,
+    /// g^i / n (between an inverse and a coset transform: [`NttPlan::to_coset`]).
+    shift: Powers,
+}
+
+/// Device bytes of an [`NttPlan`]'s three coset-scaling tables for 2^lg.
+pub fn scale_table_bytes(lg: u32) -> u64 {
+    let lo_bits = LO_BITS.min(lg);
+    3 * ((1u64 << lo_bits) + (1u64 << (lg - lo_bits))) * FR_BYTES as u64
+}
+
+/// out[i] = c * omega^i for i < len, on the device.
+fn powers(gpu: &Gpu, c: Fr, omega: Fr, len: usize) -> Result<CudaSlice<u8>, ProveError> {
+    let mut out = gpu.alloc::<u8>(len * FR_BYTES)?;
+    let (c, w, len32) = (DevFr::from(c), DevFr::from(omega), len as u32);
+    // SAFETY: kernel signature (Fr*, Fr, Fr, u32); the buffer holds `len` Fr.
+    unsafe {
+        gpu.stream()
+            .launch_builder(gpu.func("ntt_powers")?)
+            .arg(&mut out)
+            .arg(&c)
+            .arg(&w)
+            .arg(&len32)
+            .launch(cfg(blocks(len.div_ceil(32), 256), 256, 0))
+    }
+    .map_err(|e| gpu.err("ntt_powers", e))?;
+    Ok(out)
+}
+
+impl Powers {
+    fn new(gpu: &Gpu, lg: u32, c: Fr, g: Fr) -> Result<Self, ProveError> {
+        let lo_bits = LO_BITS.min(lg);
+        let hi_len = 1usize << (lg - lo_bits);
+        Ok(Self {
+            lo: powers(gpu, Fr::ONE, g, 1 << lo_bits)?,
+            hi: powers(gpu, c, g.pow_vartime([1u64 << lo_bits]), hi_len)?,
+        })
+    }
 }
 
 impl NttPlan {
@@ -61,21 +112,74 @@ impl NttPlan {
             )));
         }
         let half = if lg == 0 { 1 } else { 1usize << (lg - 1) };
-        let mut twiddles = gpu.alloc::<u8>(half * FR_BYTES)?;
-        let w = DevFr::from(omega(lg));
-        let half32 = half as u32;
-        let f = gpu.func("ntt_twiddles")?;
-        // SAFETY: kernel signature (Fr*, Fr, u32); the buffer holds `half` Fr.
+        let twiddles = powers(gpu, Fr::ONE, omega(lg), half)?;
+        let g = Fr::MULTIPLICATIVE_GENERATOR;
+        let g_inv = g.invert().unwrap_or(Fr::ONE);
+        let n_inv = n_inv(lg);
+        Ok(Self {
+            lg,
+            twiddles,
+            coset: Powers::new(gpu, lg, Fr::ONE, g)?,
+            coset_inv: Powers::new(gpu, lg, n_inv, g_inv)?,
+            shift: Powers::new(gpu, lg, n_inv, g)?,
+        })
+    }
+
+    /// Evaluations on the subgroup -> evaluations on the coset g*H, in place: an inverse
+    /// transform, one scaling by g^i / n, a forward transform (one pass fewer than
+    /// `Inverse` then `CosetForward`).
+    /// With the strided passes (the default) no bit reversal runs: the inverse transform
+    /// decimates in frequency (natural in, bit-reversed out), the scaling indexes through
+    /// the reversal, and the forward transform decimates in time from bit-reversed input.
+    pub fn to_coset(&self, gpu: &Gpu, data: &mut CudaSlice<u8>) -> Result<(), ProveError> {
+        self.check(data)?;
+        if self.lg == 0 || !strided_enabled() {
+            self.core(gpu, data, true)?;
+            self.scale(gpu, data, &self.shift, false)?;
+            return self.core(gpu, data, false);
+        }
+        self.stages(gpu, data, true, true)?;
+        self.scale(gpu, data, &self.shift, true)?;
+        self.stages(gpu, data, false, false)
+    }
+
+    /// [`NttKind::CosetInverse`] with one bit reversal fused with the scaling (no separate
+    /// permutation pass).
+    pub fn coset_inverse(&self, gpu: &Gpu, data: &mut CudaSlice<u8>) -> Result<(), ProveError> {
+        self.check(data)?;
+        if self.lg == 0 || !strided_enabled() {
+            return self.run(gpu, data, NttKind::CosetInverse);
+        }
+        self.stages(gpu, data, true, true)?;
+        let (lg, lo_bits) = (self.lg, LO_BITS.min(self.lg));
+        let n = 1usize << lg;
+        let p = &self.coset_inv;
+        // SAFETY: signature (Fr*, u32, const Fr*, const Fr*, u32) as in ntt.cu; data
+        // holds 2^lg Fr, the tables 2^lo_bits and 2^(lg - lo_bits).
         unsafe {
             gpu.stream()
-                .launch_builder(f)
-                .arg(&mut twiddles)
-                .arg(&w)
-                .arg(&half32)
-                .launch(cfg(blocks(half.div_ceil(32), 256), 256, 0))
+                .launch_builder(gpu.func("ntt_bitrev_scale")?)
+                .arg(&mut *data)
+                .arg(&lg)
+                .arg(&p.lo)
+                .arg(&p.hi)
+                .arg(&lo_bits)
+                .launch(cfg(blocks(n, 256).min(132 * 32), 256, 0))
         }
-        .map_err(|e| gpu.err("ntt_twiddles", e))?;
-        Ok(Self { lg, twiddles })
+        .map_err(|e| gpu.err("ntt_bitrev_scale", e))?;
+        gpu.probe("ntt_bitrev_scale")
+    }
+
+    fn check(&self, data: &CudaSlice<u8>) -> Result<(), ProveError> {
+        let n = 1usize << self.lg;
+        if data.len() < n * FR_BYTES {
+            return Err(ProveError::Invalid(format!(
+                "NTT buffer of {} bytes for 2^{}",
+                data.len(),
+                self.lg
+            )));
+        }
+        Ok(())
     }
 
     /// log2 of the domain size.
@@ -90,28 +194,20 @@ impl NttPlan {
         data: &mut CudaSlice<u8>,
         kind: NttKind,
     ) -> Result<(), ProveError> {
-        let n = 1usize << self.lg;
-        if data.len() < n * FR_BYTES {
-            return Err(ProveError::Invalid(format!(
-                "NTT buffer of {} bytes for 2^{}",
-                data.len(),
-                self.lg
-            )));
-        }
-        let g = Fr::MULTIPLICATIVE_GENERATOR;
+        self.check(data)?;
         match kind {
             NttKind::Forward => self.core(gpu, data, false),
             NttKind::Inverse => {
                 self.core(gpu, data, true)?;
-                self.scale_powers(gpu, data, n_inv(self.lg), Fr::ONE)
+                self.scale_const(gpu, data, n_inv(self.lg))
             }
             NttKind::CosetForward => {
-                self.scale_powers(gpu, data, Fr::ONE, g)?;
+                self.scale(gpu, data, &self.coset, false)?;
                 self.core(gpu, data, false)
             }
             NttKind::CosetInverse => {
                 self.core(gpu, data, true)?;
-                self.scale_powers(gpu, data, n_inv(self.lg), g.invert().unwrap_or(Fr::ONE))
+                self.scale(gpu, data, &self.coset_inv, false)
             }
         }
     }
@@ -122,36 +218,76 @@ impl NttPlan {
             return Ok(());
         }
         let n = 1usize << lg;
-        let inv = inverse as u32;
-        let s = gpu.stream();
         let grid = blocks(n / 2, 256).min(132 * 32);
-        // SAFETY (all launches): signatures as in ntt.cu; `data` holds n Fr, the twiddle
-        // table n/2 Fr; every index stays below n.
+        // SAFETY: signature (Fr*, u32) as in ntt.cu; `data` holds n Fr.
         unsafe {
-            s.launch_builder(gpu.func("ntt_bitrev")?)
+            gpu.stream()
+                .launch_builder(gpu.func("ntt_bitrev")?)
                 .arg(&mut *data)
                 .arg(&lg)
                 .launch(cfg(grid, 256, 0))
         }
         .map_err(|e| gpu.err("ntt_bitrev", e))?;
+        gpu.probe("ntt_bitrev")?;
+        self.stages(gpu, data, inverse, false)
+    }
+
+    /// The butterfly stages without a bit reversal: decimation in time (`dif` false) reads
+    /// bit-reversed input and writes natural order; decimation in frequency reads natural
+    /// order and writes bit-reversed output.
+    fn stages(
+        &self,
+        gpu: &Gpu,
+        data: &mut CudaSlice<u8>,
+        inverse: bool,
+        dif: bool,
+    ) -> Result<(), ProveError> {
+        let lg = self.lg;
+        if lg == 0 {
+            return Ok(());
+        }
+        let n = 1usize << lg;
+        let inv = inverse as u32;
+        let s = gpu.stream();
+        let grid = blocks(n / 2, 256).min(132 * 32);
+        // SAFETY (all launches): signatures as in ntt.cu; `data` holds n Fr, the twiddle
+        // table n/2 Fr; every index stays below n.
         let k = lg.min(SH_LG);
         let bsize = 1usize << k;
         let threads = (bsize / 2).clamp(1, 512) as u32;
-        unsafe {
-            s.launch_builder(gpu.func("ntt_shared_stages")?)
-                .arg(&mut *data)
-                .arg(&self.twiddles)
-                .arg(&lg)
-                .arg(&inv)
-                .launch(cfg(n / bsize, threads, (bsize * FR_BYTES) as u32))
-        }
-        .map_err(|e| gpu.err("ntt_shared_stages", e))?;
-        if strided_enabled() {
-            // The remaining stages, up to STRIDED_LG at a time, in shared memory.
+        let dif32 = dif as u32;
+        let shared = |data: &mut CudaSlice<u8>| {
+            // SAFETY: as above.
+            unsafe {
+                s.launch_builder(gpu.func("ntt_shared_stages")?)
+                    .arg(&mut *data)
+                    .arg(&self.twiddles)
+                    .arg(&lg)
+                    .arg(&inv)
+                    .arg(&dif32)
+                    .launch(cfg(n / bsize, threads, (bsize * FR_BYTES) as u32))
+            }
+            .map_err(|e| gpu.err("ntt_shared_stages", e))?;
+            gpu.probe("ntt_shared_stages")
+        };
+        if strided_enabled() || dif {
+            // The remaining stages, up to STRIDED_LG at a time, in shared memory: after
+            // the first k stages in time, before them (in reverse) in frequency.
+            let mut passes = Vec::new();
             let mut s0 = k;
             while s0 < lg {
                 let kk = STRIDED_LG.min(lg - s0);
+                passes.push((s0, kk));
+                s0 += kk;
+            }
+            if dif {
+                passes.reverse();
+            } else {
+                shared(data)?;
+            }
+            for (s0, kk) in passes {
                 let e = STRIDED_G << kk;
+                // SAFETY: as above.
                 unsafe {
                     s.launch_builder(gpu.func("ntt_strided_stages")?)
                         .arg(&mut *data)
@@ -160,13 +296,18 @@ impl NttPlan {
                         .arg(&s0)
                         .arg(&kk)
                         .arg(&inv)
+                        .arg(&dif32)
                         .launch(cfg(n / e, (e / 2) as u32, (e * FR_BYTES) as u32))
                 }
                 .map_err(|e| gpu.err("ntt_strided_stages", e))?;
-                s0 += kk;
+                gpu.probe("ntt_strided_stages")?;
+            }
+            if dif {
+                shared(data)?;
             }
             return Ok(());
         }
+        shared(data)?;
         for st in k..lg {
             unsafe {
                 s.launch_builder(gpu.func("ntt_stage")?)
@@ -182,28 +323,50 @@ impl NttPlan {
         Ok(())
     }
 
-    fn scale_powers(
+    /// data[p] *= c * g^i from the tables of `p`: i = p, or the bit reversal of p when the
+    /// data is in bit-reversed order (`brev`).
+    fn scale(
         &self,
         gpu: &Gpu,
         data: &mut CudaSlice<u8>,
-        c: Fr,
-        g: Fr,
+        p: &Powers,
+        brev: bool,
     ) -> Result<(), ProveError> {
         let n = 1usize << self.lg;
-        let n32 = n as u32;
-        let (c, g) = (DevFr::from(c), DevFr::from(g));
-        // SAFETY: signature (Fr*, u32, Fr, Fr); data holds n Fr.
+        let (n32, lo_bits) = (n as u32, LO_BITS.min(self.lg));
+        let brev_lg = if brev { self.lg } else { 0 };
+        // SAFETY: signature (Fr*, u32, const Fr*, const Fr*, u32); data holds n Fr, the
+        // tables 2^lo_bits and 2^(lg - lo_bits).
         unsafe {
             gpu.stream()
-                .launch_builder(gpu.func("ntt_scale_powers")?)
+                .launch_builder(gpu.func("ntt_scale_table")?)
+                .arg(&mut *data)
+                .arg(&n32)
+                .arg(&p.lo)
+                .arg(&p.hi)
+                .arg(&lo_bits)
+                .arg(&brev_lg)
+                .launch(cfg(blocks(n, 256).min(132 * 32), 256, 0))
+        }
+        .map_err(|e| gpu.err("ntt_scale_table", e))?;
+        gpu.probe("ntt_scale")
+    }
+
+    /// data[i] *= c.
+    fn scale_const(&self, gpu: &Gpu, data: &mut CudaSlice<u8>, c: Fr) -> Result<(), ProveError> {
+        let n = 1usize << self.lg;
+        let (n32, c) = (n as u32, DevFr::from(c));
+        // SAFETY: signature (Fr*, u32, Fr); data holds n Fr.
+        unsafe {
+            gpu.stream()
+                .launch_builder(gpu.func("ntt_scale_const")?)
                 .arg(&mut *data)
                 .arg(&n32)
                 .arg(&c)
-                .arg(&g)
-                .launch(cfg(blocks(n.div_ceil(32), 256), 256, 0))
+                .launch(cfg(blocks(n, 256).min(132 * 32), 256, 0))
         }
-        .map(|_| ())
-        .map_err(|e| gpu.err("ntt_scale_powers", e))
+        .map_err(|e| gpu.err("ntt_scale_const", e))?;
+        gpu.probe("ntt_scale")
     }
 }
 
@@ -258,8 +421,7 @@ pub fn compute_h_in_place(
 ) -> Result<(), ProveError> {
     let lg = plan.lg();
     for d in [&mut *da, &mut *db, &mut *dc] {
-        plan.run(gpu, d, NttKind::Inverse)?;
-        plan.run(gpu, d, NttKind::CosetForward)?;
+        plan.to_coset(gpu, d)?;
     }
     let n = 1usize << lg;
     // Z(x) = x^n - 1 is the constant g^n - 1 on the coset.
@@ -279,5 +441,6 @@ pub fn compute_h_in_place(
             .launch(cfg(blocks(n, 256).min(132 * 32), 256, 0))
     }
     .map_err(|e| gpu.err("h_pointwise", e))?;
-    plan.run(gpu, da, NttKind::CosetInverse)
+    gpu.probe("h_pointwise")?;
+    plan.coset_inverse(gpu, da)
 }

@@ -5,6 +5,7 @@
 use std::fmt;
 
 use crate::msm::{self, Curve, G1, G2};
+use crate::ntt;
 
 const FR: u64 = 32;
 const GIB: f64 = (1u64 << 30) as f64;
@@ -181,7 +182,11 @@ fn phases(s: &Shape, batch: u64, resident: bool) -> Vec<PhasePlan> {
     vec![
         PhasePlan {
             phase: "ntt_h",
-            live: vec![staged(), a("twiddles", m / 2 * FR)],
+            live: vec![
+                staged(),
+                a("twiddles", m / 2 * FR),
+                a("coset tables", ntt::scale_table_bytes(s.lg)),
+            ],
         },
         msm("msm_h", m - 1, g1, None, scratch::<G1>(m - 1, batch)),
         msm("msm_l", s.n_aux, g1, None, scratch::<G1>(s.n_aux, batch)),

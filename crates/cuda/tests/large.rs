@@ -300,7 +300,7 @@ where
         ] {
             let t = Instant::now();
             let r = msm::msm::<C>(&gpu, &d_bases, scalars, n, split).unwrap();
-            let got = msm::download_point::<C>(&gpu, &r).unwrap();
+            let got = r.download::<C>(&gpu).unwrap();
             let gpu_s = secs(t);
             if got.to_affine() != want.to_affine() {
                 // Which side is wrong: the points' discrete logs give a third answer.

@@ -134,7 +134,8 @@ fn log_partition(
         h2d_bytes = h2d(None), h2d_pinned_bytes = h2d(Some(true)),
         h2d_pageable_bytes = h2d(Some(false)),
         d2h_bytes = r.bytes(Direction::DeviceToHost, None),
-        host_syncs = r.host_syncs, peak_device_bytes = r.peak_device_bytes,
+        host_syncs = r.host_syncs, count_reads = r.count_reads,
+        peak_device_bytes = r.peak_device_bytes,
         transfers = %r.transfers_summary(),
         fallbacks = %r.fallbacks.join("; "),
         "partition"

@@ -37,6 +37,9 @@ pub struct ProveReport {
     pub transfers: Vec<Transfer>,
     /// Host synchronisations (the host waited for the device) during the proof.
     pub host_syncs: u32,
+    /// Reads of a split MSM's class sizes (8 bytes each, an event wait queued right after
+    /// the classification; the GPU idles only for that round trip, not for any result).
+    pub count_reads: u32,
     /// Peak device memory the proof's plan reserved (bytes; 0 on the CPU).
     pub peak_device_bytes: u64,
     /// Why the fast path was not taken, where it was not (empty when it was).
@@ -104,6 +107,7 @@ impl ProveReport {
             self.add_transfer(t.phase, t.direction, t.bytes, t.pinned);
         }
         self.host_syncs += other.host_syncs;
+        self.count_reads += other.count_reads;
         self.peak_device_bytes = self.peak_device_bytes.max(other.peak_device_bytes);
         self.fallbacks.extend(other.fallbacks);
     }

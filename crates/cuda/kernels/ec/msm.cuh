@@ -1,17 +1,33 @@
 // Pippenger MSM, generic over the curve (G1: Affine<Fq>, G2: Affine<Fq2>).
 //
-// Per MSM (the host launches these in order on one stream and syncs once at the end):
-// 1. msm_digits<false>: each scalar -> signed c-bit digits; count points per bucket
-//    (key = window * B + |digit| - 1, B = 2^(c-1) buckets per window);
+// The host (src/msm.rs) runs the windows in groups of G (all at once for small MSMs, one
+// at a time for 2^24 points and more, so every group's counters stay in L2). Per group,
+// in order on one stream:
+// 1. msm_count: each scalar -> signed c-bit digits (all windows up to the group's last,
+//    for the carries); count the group's non-zero digits per bucket
+//    (key = (window - w0) * B + |digit| - 1, B = 2^(c-1) buckets per window);
 // 2. exclusive scan of the counts (scalars.cu) -> bucket offsets;
-// 3. msm_digits<true>: scatter "point index | sign << 31" into its bucket's slot
-//    (a counting sort; the order inside a bucket does not matter);
-// 4. msm_bucket_sum: one thread per bucket sums its points (XYZZ += affine);
-// 5. msm_bucket_reduce: per window, S blocks of T threads each take a run of buckets and
+// 3. msm_scatter: write "base index | sign << 31" into its bucket's slot (counting sort;
+//    the order inside a bucket does not matter);
+// 4. msm_chunk_sum: the sorted entries are cut into chunks of L; one thread per chunk
+//    sums its points (XYZZ += affine) bucket by bucket. A bucket that lies inside the
+//    chunk is written out; the chunk's first bucket, when it began in an earlier chunk,
+//    goes to head[chunk], its last, when it goes on into the next, to tail[chunk]. Every
+//    thread does the same work however the digits fall (one heavy bucket, a sparse top
+//    window, many equal scalars);
+// 5. msm_chunk_fixup: one thread per bucket that spans chunks adds its pieces
+//    (tail of the first chunk, head of every later one); a bucket over many chunks goes
+//    to msm_heavy_fixup, a block per bucket;
+// 6. msm_bucket_reduce: per window, S blocks of T threads each take a run of buckets and
 //    form sum (b+1) * bucket_b by running sums, then a shared-memory tree; xyzz_reduce
 //    adds the S partials of each window;
-// 6. msm_combine: Horner over the windows (c doublings each), plus the sum of the points
-//    whose scalar is 1 when the split MSM skipped them (msm_ones_sum + xyzz_reduce).
+// The window sums go to the host, which combines them by Horner's rule (src/msm.rs,
+// DeviceMsm) and adds the sum of the points whose scalar is 1 when the split MSM took
+// them out.
+//
+// A split MSM first classifies the scalars (classify_scalars in scalars.cu): the indices
+// of the ones are summed by msm_list_sum, the others go through Pippenger as an index list
+// (`idx`, its length in device memory at `n_dev`).
 #pragma once
 #include "xyzz.cuh"
 
@@ -23,17 +39,24 @@ __device__ __forceinline__ uint32_t scalar_bits(const Fr& k, uint32_t pos, uint3
     return (uint32_t)(lo >> b) & ((1u << c) - 1);
 }
 
+// Number of entries: n, or the device count when the entries are an index list.
+__device__ __forceinline__ uint32_t msm_len(uint32_t n, const uint32_t* n_dev) {
+    return n_dev ? min(n, *n_dev) : n;
+}
+
 template <bool SCATTER>
-__device__ __forceinline__ void msm_digits(const Fr* scalars, uint32_t n, uint32_t c, uint32_t windows,
-                                           uint32_t skip_ones, uint32_t* counts, uint32_t* sorted) {
+__device__ __forceinline__ void msm_digits(const Fr* scalars, const uint32_t* idx, uint32_t n,
+                                           const uint32_t* n_dev, uint32_t c, uint32_t w0, uint32_t w1,
+                                           uint32_t* counts, uint32_t* sorted) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    Fr s = scalars[i];
-    if (s.is_zero() || (skip_ones && s == Fr::one())) return;
+    if (i >= msm_len(n, n_dev)) return;
+    const uint32_t bi = idx ? idx[i] : i;
+    Fr s = scalars[bi];
+    if (s.is_zero()) return;
     Fr k = s.from_mont();
     const uint32_t B = 1u << (c - 1);
     uint32_t carry = 0;
-    for (uint32_t w = 0; w < windows; w++) {
+    for (uint32_t w = 0; w < w1; w++) {
         uint32_t d = scalar_bits(k, w * c, c) + carry;
         uint32_t a, neg;
         if (d > B) {
@@ -45,31 +68,85 @@ __device__ __forceinline__ void msm_digits(const Fr* scalars, uint32_t n, uint32
             neg = 0;
             carry = 0;
         }
-        if (a == 0) continue;
-        uint32_t key = w * B + a - 1;
+        if (w < w0 || a == 0) continue;
+        uint32_t key = (w - w0) * B + a - 1;
         if (!SCATTER) {
             atomicAdd(&counts[key], 1u);
         } else {
             uint32_t pos = atomicAdd(&counts[key], 1u);  // counts = running cursors here
-            sorted[pos] = i | (neg << 31);
+            sorted[pos] = bi | (neg << 31);
         }
     }
 }
 
 template <class F>
-__device__ __forceinline__ void msm_bucket_sum(const Affine<F>* bases, const uint32_t* sorted,
-                                               const uint32_t* offsets, uint32_t nbuckets, Xyzz<F>* buckets) {
-    uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= nbuckets) return;
-    Xyzz<F> acc = Xyzz<F>::inf();
-    uint32_t end = offsets[k + 1];
-    for (uint32_t p = offsets[k]; p < end; p++) {
-        uint32_t v = sorted[p];
-        Affine<F> pt = bases[v & 0x7fffffffu];
-        if (v >> 31) pt = pt.neg();
-        acc = acc.add_affine(pt);
+__device__ __forceinline__ Affine<F> msm_point(const Affine<F>* bases, uint32_t v) {
+    Affine<F> pt = bases[v & 0x7fffffffu];
+    return (v >> 31) ? pt.neg() : pt;
+}
+
+// Step 4 (see the top). nb buckets, offsets[nb] = number of sorted entries.
+template <class F>
+__device__ __forceinline__ void msm_chunk_sum(const Affine<F>* bases, const uint32_t* sorted,
+                                              const uint32_t* offsets, uint32_t nb, uint32_t L, uint32_t chunks,
+                                              Xyzz<F>* buckets, Xyzz<F>* head, Xyzz<F>* tail) {
+    const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= chunks) return;
+    const uint32_t total = offsets[nb];
+    if ((uint64_t)j * L >= total) return;
+    const uint32_t p0 = j * L, p1 = min(p0 + L, total);
+    // The bucket holding entry p0: the last b with offsets[b] <= p0 (offsets[0] = 0).
+    uint32_t lo = 0, hi = nb;
+    while (hi - lo > 1) {
+        uint32_t mid = (lo + hi) >> 1;
+        if (offsets[mid] <= p0) lo = mid; else hi = mid;
     }
-    buckets[k] = acc;
+    uint32_t b = lo, start = offsets[b], end = offsets[b + 1];
+    Xyzz<F> acc = Xyzz<F>::inf();
+    // The next point is loaded while the current one is added (hides the two dependent
+    // global loads behind the addition's arithmetic).
+    Affine<F> next = msm_point(bases, sorted[p0]);
+    for (uint32_t p = p0;; p++) {
+        if (p == p1 || p >= end) {
+            // acc holds this chunk's entries of bucket b (at least one).
+            if (start >= p0 && end <= p1) buckets[b] = acc;
+            else if (start < p0) head[j] = acc;
+            else tail[j] = acc;
+            if (p == p1) break;
+            do {
+                b++;
+                start = end;
+                end = offsets[b + 1];
+            } while (end <= p);
+            acc = Xyzz<F>::inf();
+        }
+        const Affine<F> cur = next;
+        if (p + 1 < p1) next = msm_point(bases, sorted[p + 1]);
+        acc = acc.add_affine(cur);
+    }
+}
+
+// Step 5: buckets spanning chunks j1 < j2 are tail[j1] + head[j1+1] + ... + head[j2].
+// A bucket over more than FIXUP_SERIAL chunks (many equal scalars) is listed in heavy[]
+// instead and summed by a whole block (msm_heavy_fixup).
+#define FIXUP_SERIAL 16
+template <class F>
+__device__ __forceinline__ void msm_chunk_fixup(const uint32_t* offsets, uint32_t nb, uint32_t L,
+                                                const Xyzz<F>* head, const Xyzz<F>* tail, Xyzz<F>* buckets,
+                                                uint32_t* heavy, uint32_t* heavy_count) {
+    const uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= nb) return;
+    const uint32_t start = offsets[b], end = offsets[b + 1];
+    if (start == end) return;
+    const uint32_t j1 = start / L, j2 = (end - 1) / L;
+    if (j1 == j2) return;
+    if (j2 - j1 > FIXUP_SERIAL) {
+        heavy[atomicAdd(heavy_count, 1u)] = b;
+        return;
+    }
+    Xyzz<F> acc = tail[j1];
+    for (uint32_t j = j1 + 1; j <= j2; j++) acc = acc.add(head[j]);
+    buckets[b] = acc;
 }
 
 // Tree-sums sm[0..T) into sm[0]; T a power of two.
@@ -80,6 +157,27 @@ __device__ __forceinline__ void block_tree_sum(Xyzz<F>* sm, uint32_t T) {
         if (threadIdx.x < s) sm[threadIdx.x] = sm[threadIdx.x].add(sm[threadIdx.x + s]);
     }
     __syncthreads();
+}
+
+// The heavy buckets of step 5: block-stride over the list, the block's threads split the
+// bucket's chunk pieces and a shared-memory tree adds their sums.
+template <class F>
+__device__ __forceinline__ void msm_heavy_fixup(const uint32_t* offsets, uint32_t L, const Xyzz<F>* head,
+                                                const Xyzz<F>* tail, Xyzz<F>* buckets, const uint32_t* heavy,
+                                                const uint32_t* heavy_count) {
+    extern __shared__ unsigned char smraw[];
+    Xyzz<F>* sm = reinterpret_cast<Xyzz<F>*>(smraw);
+    const uint32_t count = *heavy_count;
+    for (uint32_t h = blockIdx.x; h < count; h += gridDim.x) {
+        const uint32_t b = heavy[h];
+        const uint32_t j1 = offsets[b] / L, j2 = (offsets[b + 1] - 1) / L;
+        Xyzz<F> acc = Xyzz<F>::inf();
+        for (uint32_t j = j1 + threadIdx.x; j <= j2; j += blockDim.x) acc = acc.add(j == j1 ? tail[j] : head[j]);
+        sm[threadIdx.x] = acc;
+        block_tree_sum(sm, blockDim.x);
+        if (threadIdx.x == 0) buckets[b] = sm[0];
+        __syncthreads();
+    }
 }
 
 // grid = windows * S blocks (S segments per window), blockDim.x = T (power of two,
@@ -104,75 +202,71 @@ __device__ __forceinline__ void msm_bucket_reduce(const Xyzz<F>* buckets, uint32
     if (threadIdx.x == 0) partial[blockIdx.x] = sm[0];
 }
 
-// One thread: out = sum_w 2^(c w) window_sums[w] (+ extra[0] when extra != null).
+// Thread j: partial[j] = sum of bases[idx[p]] for p in [j L, (j+1) L) below the list's
+// length (identity past it). `chunks` threads in all.
 template <class F>
-__device__ __forceinline__ void msm_combine(const Xyzz<F>* window_sums, uint32_t windows, uint32_t c,
-                                            const Xyzz<F>* extra, Xyzz<F>* out) {
-    if (blockIdx.x != 0 || threadIdx.x != 0) return;
-    Xyzz<F> r = Xyzz<F>::inf();
-    for (uint32_t w = windows; w-- > 0;) {
-        for (uint32_t j = 0; j < c; j++) r = r.dbl();
-        r = r.add(window_sums[w]);
-    }
-    if (extra) r = r.add(extra[0]);
-    out[0] = r;
-}
-
-// Per block: sum of the bases whose scalar is exactly 1 (grid-stride), into partial[block].
-template <class F>
-__device__ __forceinline__ void msm_ones_sum(const Affine<F>* bases, const Fr* scalars, uint32_t n,
+__device__ __forceinline__ void msm_list_sum(const Affine<F>* bases, const uint32_t* idx, uint32_t n,
+                                             const uint32_t* n_dev, uint32_t L, uint32_t chunks,
                                              Xyzz<F>* partial) {
-    extern __shared__ unsigned char smraw[];
-    Xyzz<F>* sm = reinterpret_cast<Xyzz<F>*>(smraw);
+    const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= chunks) return;
+    const uint32_t len = msm_len(n, n_dev);
     Xyzz<F> acc = Xyzz<F>::inf();
-    const Fr one = Fr::one();
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        if (scalars[i] == one) acc = acc.add_affine(bases[i]);
-    }
-    sm[threadIdx.x] = acc;
-    block_tree_sum(sm, blockDim.x);
-    if (threadIdx.x == 0) partial[blockIdx.x] = sm[0];
+    const uint64_t p0 = (uint64_t)j * L, p1 = min(p0 + L, (uint64_t)len);
+    for (uint64_t p = p0; p < p1; p++) acc = acc.add_affine(bases[idx[p]]);
+    partial[j] = acc;
 }
 
-// Block j: out[j] = sum of in[j*n .. (j+1)*n).
+// Block j: out[j] = sum of in[j*m .. min((j+1)*m, n)).
 template <class F>
-__device__ __forceinline__ void xyzz_reduce(const Xyzz<F>* in, uint32_t n, Xyzz<F>* out) {
+__device__ __forceinline__ void xyzz_reduce(const Xyzz<F>* in, uint32_t m, uint32_t n, Xyzz<F>* out) {
     extern __shared__ unsigned char smraw[];
     Xyzz<F>* sm = reinterpret_cast<Xyzz<F>*>(smraw);
     Xyzz<F> acc = Xyzz<F>::inf();
-    in += (size_t)blockIdx.x * n;
-    for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) acc = acc.add(in[i]);
+    const size_t lo = (size_t)blockIdx.x * m, hi = min(lo + m, (size_t)n);
+    for (size_t i = lo + threadIdx.x; i < hi; i += blockDim.x) acc = acc.add(in[i]);
     sm[threadIdx.x] = acc;
     block_tree_sum(sm, blockDim.x);
     if (threadIdx.x == 0) out[blockIdx.x] = sm[0];
 }
 
 // extern "C" entry points for one curve; G is the kernel name prefix (g1, g2).
-#define MSM_KERNELS(G, F)                                                                              \
-    extern "C" __global__ void G##_msm_count(const Fr* s, uint32_t n, uint32_t c, uint32_t w, uint32_t so, \
-                                             uint32_t* counts) {                                       \
-        msm_digits<false>(s, n, c, w, so, counts, nullptr);                                            \
-    }                                                                                                  \
-    extern "C" __global__ void G##_msm_scatter(const Fr* s, uint32_t n, uint32_t c, uint32_t w,          \
-                                               uint32_t so, uint32_t* cursors, uint32_t* sorted) {     \
-        msm_digits<true>(s, n, c, w, so, cursors, sorted);                                             \
-    }                                                                                                  \
-    extern "C" __global__ void G##_msm_bucket_sum(const Affine<F>* b, const uint32_t* sorted,           \
-                                                  const uint32_t* off, uint32_t nb, Xyzz<F>* out) {    \
-        msm_bucket_sum<F>(b, sorted, off, nb, out);                                                    \
-    }                                                                                                  \
-    extern "C" __global__ void G##_msm_bucket_reduce(const Xyzz<F>* bk, uint32_t c, uint32_t S,         \
-                                                     Xyzz<F>* part) {                                  \
-        msm_bucket_reduce<F>(bk, c, S, part);                                                          \
-    }                                                                                                  \
-    extern "C" __global__ void G##_msm_combine(const Xyzz<F>* ws, uint32_t w, uint32_t c,               \
-                                               const Xyzz<F>* extra, Xyzz<F>* out) {                   \
-        msm_combine<F>(ws, w, c, extra, out);                                                          \
-    }                                                                                                  \
-    extern "C" __global__ void G##_msm_ones_sum(const Affine<F>* b, const Fr* s, uint32_t n,            \
-                                                Xyzz<F>* partial) {                                    \
-        msm_ones_sum<F>(b, s, n, partial);                                                             \
-    }                                                                                                  \
-    extern "C" __global__ void G##_xyzz_reduce(const Xyzz<F>* in, uint32_t n, Xyzz<F>* out) {            \
-        xyzz_reduce<F>(in, n, out);                                                                    \
+#define MSM_KERNELS(G, F)                                                                               \
+    extern "C" __global__ void G##_msm_count(const Fr* s, const uint32_t* idx, uint32_t n,               \
+                                             const uint32_t* n_dev, uint32_t c, uint32_t w0, uint32_t w1, \
+                                             uint32_t* counts) {                                        \
+        msm_digits<false>(s, idx, n, n_dev, c, w0, w1, counts, nullptr);                                \
+    }                                                                                                   \
+    extern "C" __global__ void G##_msm_scatter(const Fr* s, const uint32_t* idx, uint32_t n,             \
+                                               const uint32_t* n_dev, uint32_t c, uint32_t w0, uint32_t w1, \
+                                               uint32_t* cursors, uint32_t* sorted) {                   \
+        msm_digits<true>(s, idx, n, n_dev, c, w0, w1, cursors, sorted);                                 \
+    }                                                                                                   \
+    extern "C" __global__ void G##_msm_chunk_sum(const Affine<F>* b, const uint32_t* sorted,             \
+                                                 const uint32_t* off, uint32_t nb, uint32_t L,           \
+                                                 uint32_t chunks, Xyzz<F>* buckets, Xyzz<F>* head,       \
+                                                 Xyzz<F>* tail) {                                       \
+        msm_chunk_sum<F>(b, sorted, off, nb, L, chunks, buckets, head, tail);                           \
+    }                                                                                                   \
+    extern "C" __global__ void G##_msm_chunk_fixup(const uint32_t* off, uint32_t nb, uint32_t L,         \
+                                                   const Xyzz<F>* head, const Xyzz<F>* tail,            \
+                                                   Xyzz<F>* buckets, uint32_t* heavy, uint32_t* hc) {   \
+        msm_chunk_fixup<F>(off, nb, L, head, tail, buckets, heavy, hc);                                 \
+    }                                                                                                   \
+    extern "C" __global__ void G##_msm_heavy_fixup(const uint32_t* off, uint32_t L, const Xyzz<F>* head, \
+                                                   const Xyzz<F>* tail, Xyzz<F>* buckets,               \
+                                                   const uint32_t* heavy, const uint32_t* hc) {         \
+        msm_heavy_fixup<F>(off, L, head, tail, buckets, heavy, hc);                                     \
+    }                                                                                                   \
+    extern "C" __global__ void G##_msm_bucket_reduce(const Xyzz<F>* bk, uint32_t c, uint32_t S,          \
+                                                     Xyzz<F>* part) {                                   \
+        msm_bucket_reduce<F>(bk, c, S, part);                                                           \
+    }                                                                                                   \
+    extern "C" __global__ void G##_msm_list_sum(const Affine<F>* b, const uint32_t* idx, uint32_t n,     \
+                                                const uint32_t* n_dev, uint32_t L, uint32_t chunks,     \
+                                                Xyzz<F>* partial) {                                     \
+        msm_list_sum<F>(b, idx, n, n_dev, L, chunks, partial);                                          \
+    }                                                                                                   \
+    extern "C" __global__ void G##_xyzz_reduce(const Xyzz<F>* in, uint32_t m, uint32_t n, Xyzz<F>* out) { \
+        xyzz_reduce<F>(in, m, n, out);                                                                  \
     }
