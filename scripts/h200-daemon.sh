@@ -7,6 +7,9 @@
 #   bash scripts/h200-daemon.sh OUTDIR [count] [concurrency]
 #
 # BACKENDS="cuda" runs only the GPU daemon; KEYGEN_COMPARE=0 skips the generator comparison.
+# SIZE=512MiB proves 512 MiB PoRep requests instead (sealing the sector takes ~5 min; set
+# FILPROVE_WORK=/tmp/filprove-e2e after `h200-e2e.sh OUT 512MiB` to reuse its sector and
+# parameters).
 set -uo pipefail
 out="${1:?usage: h200-daemon.sh OUTDIR [count] [concurrency]}"
 count="${2:-16}"; conc="${3:-8}"
@@ -17,9 +20,15 @@ mkdir -p "$out" "$work"
 : > "$out/summary.txt"
 note() { echo "$*" | tee -a "$out/summary.txt"; }
 note "$(date -u) $(nproc) cores $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
-"$bin" fixtures --out "$work/fx" --sector-size 2KiB >> "$out/log.txt" 2>&1 || note "fixtures FAILED"
-t0=$(date +%s.%N); "$bin" params generate --circuit porep-2k,winning-2k,wpost-2k >> "$out/log.txt" 2>&1 || note "params FAILED"
-note "filprove keygen porep-2k+winning-2k+wpost-2k: $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s"
+size="${SIZE:-2KiB}"
+case "$size" in
+  2KiB) fx="$work/fx"; circuits=porep-2k,winning-2k,wpost-2k; kinds=porep,winning-post,window-post,snap ;;
+  512MiB) fx="$work/fixtures-512MiB"; circuits=porep-512m; kinds=porep ;;
+  *) echo "unknown SIZE $size"; exit 2 ;;
+esac
+[ -f "$fx/porep.request.json" ] || "$bin" fixtures --out "$fx" --sector-size "$size" --kinds "$kinds" >> "$out/log.txt" 2>&1 || note "fixtures FAILED"
+t0=$(date +%s.%N); "$bin" params generate --circuit "$circuits" >> "$out/log.txt" 2>&1 || note "params FAILED"
+note "filprove keygen $circuits (skipped where present): $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s"
 
 for backend in ${BACKENDS:-cuda cpu}; do
   sock="$work/$backend.sock"
@@ -36,10 +45,12 @@ TOML
   pid=$!
   for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.2; done
   n=$count; [ "$backend" = cpu ] && n=$(( count / 2 ))
-  "$bin" bench --addr "$sock" --request "$work/fx/porep.request.json" -n "$n" -j "$conc" --json > "$out/bench-$backend.json" 2>> "$out/log.txt" \
-    && note "bench $backend porep-2k n=$n j=$conc: $(cat "$out/bench-$backend.json")" || note "bench $backend FAILED"
-  "$bin" bench --addr "$sock" --request "$work/fx/winning-post.request.json" -n 8 -j 4 --json > "$out/bench-$backend-winning.json" 2>> "$out/log.txt" \
-    && note "bench $backend winning-2k n=8 j=4: $(cat "$out/bench-$backend-winning.json")" || note "bench $backend winning FAILED"
+  "$bin" bench --addr "$sock" --request "$fx/porep.request.json" -n "$n" -j "$conc" --json > "$out/bench-$backend.json" 2>> "$out/log.txt" \
+    && note "bench $backend porep $size n=$n j=$conc: $(cat "$out/bench-$backend.json")" || note "bench $backend FAILED"
+  if [ "$size" = 2KiB ]; then
+    "$bin" bench --addr "$sock" --request "$fx/winning-post.request.json" -n 8 -j 4 --json > "$out/bench-$backend-winning.json" 2>> "$out/log.txt" \
+      && note "bench $backend winning-2k n=8 j=4: $(cat "$out/bench-$backend-winning.json")" || note "bench $backend winning FAILED"
+  fi
   python3 -c 'import urllib.request,sys; sys.stdout.write(urllib.request.urlopen("http://127.0.0.1:9821/metrics").read().decode())' > "$out/metrics-$backend.txt" 2>&1
   kill -TERM "$pid"; wait "$pid"; note "daemon $backend exit after SIGTERM: $?"
 done

@@ -179,16 +179,21 @@ __device__ __forceinline__ void strided_stages(Fr* d, const Fr* tw, uint32_t lg,
     }
 }
 
-// Entry points; the direction is a template parameter so that each butterfly loop has
-// no branch.
-extern "C" __global__ void ntt_shared_stages(Fr* d, const Fr* tw, uint32_t lg, uint32_t inverse, uint32_t dif) {
-    if (dif) shared_stages<true>(d, tw, lg, inverse);
-    else shared_stages<false>(d, tw, lg, inverse);
+// Entry points, one per direction, so that each butterfly loop is compiled (registers,
+// scheduling) for its own direction alone.
+extern "C" __global__ void ntt_shared_dit(Fr* d, const Fr* tw, uint32_t lg, uint32_t inverse) {
+    shared_stages<false>(d, tw, lg, inverse);
 }
-extern "C" __global__ void ntt_strided_stages(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k,
-                                              uint32_t inverse, uint32_t dif) {
-    if (dif) strided_stages<true>(d, tw, lg, s0, k, inverse);
-    else strided_stages<false>(d, tw, lg, s0, k, inverse);
+extern "C" __global__ void ntt_shared_dif(Fr* d, const Fr* tw, uint32_t lg, uint32_t inverse) {
+    shared_stages<true>(d, tw, lg, inverse);
+}
+extern "C" __global__ void ntt_strided_dit(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k,
+                                           uint32_t inverse) {
+    strided_stages<false>(d, tw, lg, s0, k, inverse);
+}
+extern "C" __global__ void ntt_strided_dif(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k,
+                                           uint32_t inverse) {
+    strided_stages<true>(d, tw, lg, s0, k, inverse);
 }
 
 // a = (a*b - c) * zinv: the quotient by Z on the coset, where Z is the constant g^n - 1.

@@ -255,16 +255,19 @@ impl NttPlan {
         let k = lg.min(SH_LG);
         let bsize = 1usize << k;
         let threads = (bsize / 2).clamp(1, 512) as u32;
-        let dif32 = dif as u32;
+        let (shared_fn, strided_fn) = if dif {
+            ("ntt_shared_dif", "ntt_strided_dif")
+        } else {
+            ("ntt_shared_dit", "ntt_strided_dit")
+        };
         let shared = |data: &mut CudaSlice<u8>| {
             // SAFETY: as above.
             unsafe {
-                s.launch_builder(gpu.func("ntt_shared_stages")?)
+                s.launch_builder(gpu.func(shared_fn)?)
                     .arg(&mut *data)
                     .arg(&self.twiddles)
                     .arg(&lg)
                     .arg(&inv)
-                    .arg(&dif32)
                     .launch(cfg(n / bsize, threads, (bsize * FR_BYTES) as u32))
             }
             .map_err(|e| gpu.err("ntt_shared_stages", e))?;
@@ -289,14 +292,13 @@ impl NttPlan {
                 let e = STRIDED_G << kk;
                 // SAFETY: as above.
                 unsafe {
-                    s.launch_builder(gpu.func("ntt_strided_stages")?)
+                    s.launch_builder(gpu.func(strided_fn)?)
                         .arg(&mut *data)
                         .arg(&self.twiddles)
                         .arg(&lg)
                         .arg(&s0)
                         .arg(&kk)
                         .arg(&inv)
-                        .arg(&dif32)
                         .launch(cfg(n / e, (e / 2) as u32, (e * FR_BYTES) as u32))
                 }
                 .map_err(|e| gpu.err("ntt_strided_stages", e))?;

@@ -401,8 +401,9 @@ impl Engine {
         })
     }
 
-    /// Cancels a job: queued partitions are dropped, running ones are discarded when their
-    /// current step ends, and waiters get `Cancelled` at once. Returns whether work had
+    /// Cancels a job: queued partitions are dropped, a running synthesis stops at its next
+    /// check (every 65,536 variables; groth16 `cancel`), a running GPU step is discarded
+    /// when it ends, and waiters get `Cancelled` at once. Returns whether work had
     /// started (false also for a job that had already ended).
     pub fn cancel(&self, job_id: &str) -> Result<bool, EngineError> {
         let entry = self.entry(job_id)?;

@@ -1,5 +1,6 @@
 //! Per-job state: which partitions are done, stage times, the outcome and who waits for it.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -22,6 +23,9 @@ pub(crate) struct JobEntry {
     pub partition_bytes: u64,
     pub submitted: Instant,
     state: Mutex<JobState>,
+    /// Set when the job ends (cancelled, failed or done): a synthesis of one of its
+    /// partitions that is still running stops at its next check (groth16 `cancel`).
+    stop: Arc<AtomicBool>,
 }
 
 pub(crate) struct JobState {
@@ -62,7 +66,13 @@ impl JobEntry {
                 report: None,
                 waiters: Vec::new(),
             }),
+            stop: Arc::new(AtomicBool::new(false)),
         }
+    }
+
+    /// The flag a running synthesis of this job watches (set when the job ends).
+    pub fn stop_flag(&self) -> Arc<AtomicBool> {
+        self.stop.clone()
     }
 
     /// The request, while the job has not ended.
@@ -176,6 +186,7 @@ impl JobEntry {
         if s.status.is_terminal() {
             return None;
         }
+        self.stop.store(true, Ordering::Relaxed);
         s.status = match outcome {
             JobOutcome::Completed(_) => JobStatus::Completed,
             JobOutcome::Failed(_) => JobStatus::Failed,

@@ -33,7 +33,11 @@ pub(crate) fn synthesis_worker(shared: Arc<Shared>, express: bool) {
         }
         timeline("synth_start", &job.id, task.partition, None);
         let t = Instant::now();
-        let result = catch_unwind(AssertUnwindSafe(|| payload.synthesize(task.partition)));
+        // A cancel (or the job's failure elsewhere) stops this synthesis at its next
+        // check instead of letting it run to the end.
+        let result = filprove_groth16::cancel::with_cancel_flag(job.stop_flag(), || {
+            catch_unwind(AssertUnwindSafe(|| payload.synthesize(task.partition)))
+        });
         let dt = t.elapsed();
         timeline("synth_end", &job.id, task.partition, None);
         job.add_times(Duration::ZERO, dt, Duration::ZERO);

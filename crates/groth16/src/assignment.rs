@@ -137,6 +137,14 @@ impl ConstraintSystem<Fr> for ProvingAssignment {
         A: FnOnce() -> AR,
         AR: Into<String>,
     {
+        if self
+            .aux_assignment
+            .len()
+            .is_multiple_of(crate::cancel::CHECK_EVERY)
+            && crate::cancel::requested()
+        {
+            return Err(crate::cancel::error());
+        }
         self.aux_assignment.push(f()?);
         self.a_aux_density.push_clear();
         self.b_aux_density.push_clear();

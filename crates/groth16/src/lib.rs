@@ -11,6 +11,7 @@
 
 pub mod assignment;
 pub mod backend;
+pub mod cancel;
 pub mod cpu;
 pub mod density;
 pub mod error;
