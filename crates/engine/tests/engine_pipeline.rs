@@ -4,7 +4,7 @@
 mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::*;
@@ -171,6 +171,42 @@ fn await_times_out_and_unknown_jobs_are_not_found() {
         "unknown_job"
     );
     assert_eq!(e.cancel("nope").unwrap_err().code(), "unknown_job");
+}
+
+#[test]
+fn cancel_stops_a_running_synthesis() {
+    let e = engine(1);
+    let probe = Arc::new(Probe::default());
+    let (started_tx, started_rx) = std::sync::mpsc::channel();
+    let (go_tx, go_rx) = std::sync::mpsc::channel();
+    let gate = Gate {
+        started: Mutex::new(started_tx),
+        go: Mutex::new(go_rx),
+    };
+    // Four million variables: tens of seconds of synthesis if nothing stopped it.
+    let job = ChainJob::new("big", 1, &probe).gated(gate, 1 << 22);
+    e.submit(Some("big"), Priority::Normal, Arc::new(job))
+        .unwrap();
+    started_rx
+        .recv_timeout(Duration::from_secs(120))
+        .expect("synthesis started");
+    assert!(e.cancel("big").unwrap(), "its synthesis was running");
+    go_tx.send(()).unwrap();
+    assert_eq!(
+        e.wait("big", WAIT).unwrap().unwrap().outcome,
+        JobOutcome::Cancelled
+    );
+    wait_until("the synthesis to return", || {
+        probe.active.load(Ordering::SeqCst) == 0 && probe.synth_calls.load(Ordering::SeqCst) == 1
+    });
+    assert_eq!(
+        probe.cancelled_syntheses.load(Ordering::SeqCst),
+        1,
+        "the running synthesis stopped with the cancellation error"
+    );
+    wait_until("its memory to be released", || {
+        e.status().memory_reserved_bytes == 0
+    });
 }
 
 #[test]

@@ -92,6 +92,14 @@ pub struct Probe {
     pub synth_calls: AtomicUsize,
     /// (job name, event) in order.
     pub log: Mutex<Vec<(String, &'static str, Instant)>>,
+    /// Syntheses that ended with the cancellation error (groth16 `cancel`).
+    pub cancelled_syntheses: AtomicUsize,
+}
+
+/// Holds a synthesis at its start: it reports `started`, then waits for `go`.
+pub struct Gate {
+    pub started: Mutex<std::sync::mpsc::Sender<()>>,
+    pub go: Mutex<std::sync::mpsc::Receiver<()>>,
 }
 
 impl Probe {
@@ -124,6 +132,9 @@ pub struct ChainJob {
     pub bad_verifications: AtomicUsize,
     /// Synthesis of this partition fails.
     pub fail_partition: Option<usize>,
+    /// Synthesis waits at this gate, then synthesizes a chain of `gate_rounds`.
+    pub gate: Option<Gate>,
+    pub gate_rounds: usize,
     pub probe: Arc<Probe>,
 }
 
@@ -138,8 +149,18 @@ impl ChainJob {
             memory: 1 << 20,
             bad_verifications: AtomicUsize::new(0),
             fail_partition: None,
+            gate: None,
+            gate_rounds: 0,
             probe: probe.clone(),
         }
+    }
+
+    /// Synthesis waits at `gate`, then synthesizes a chain of `rounds` (not the one the
+    /// parameters are for: such a job is meant to be cancelled before it proves).
+    pub fn gated(mut self, gate: Gate, rounds: usize) -> Self {
+        self.gate = Some(gate);
+        self.gate_rounds = rounds;
+        self
     }
 
     pub fn delay(mut self, d: Duration) -> Self {
@@ -189,6 +210,14 @@ impl ProofJob for ChainJob {
             .unwrap()
             .push((self.name.clone(), "synth_start", Instant::now()));
         std::thread::sleep(self.synth_delay);
+        let rounds = match &self.gate {
+            Some(g) => {
+                let _ = g.started.lock().unwrap().send(());
+                let _ = g.go.lock().unwrap().recv();
+                self.gate_rounds
+            }
+            None => self.rounds,
+        };
         let r = if self.fail_partition == Some(k) {
             Err(EngineError::Synthesis {
                 partition: k,
@@ -198,7 +227,13 @@ impl ProofJob for ChainJob {
         } else {
             ProvingAssignment::synthesize(Chain {
                 x: Some(self.xs[k]),
-                rounds: self.rounds,
+                rounds,
+            })
+            .map_err(|e| {
+                if filprove_groth16::cancel::is_cancellation(&e) {
+                    p.cancelled_syntheses.fetch_add(1, Ordering::SeqCst);
+                }
+                e
             })
             .map_err(|e| EngineError::Synthesis {
                 partition: k,
