@@ -69,7 +69,8 @@ pub fn select(choice: BackendChoice) -> Result<Arc<dyn Backend>> {
         BackendChoice::Cpu => "cpu",
         BackendChoice::Cuda => "cuda",
     };
-    crate::server::backends::build(kind)?
+    // One-shot commands prove one partition at a time: one staging slot.
+    crate::server::backends::build(kind, 1)?
         .into_iter()
         .next()
         .context("no backend available")

@@ -7,23 +7,29 @@ use filprove_groth16::Backend;
 
 /// One CUDA backend per visible device (`CUDA_VISIBLE_DEVICES` is applied by the driver),
 /// or why there is none: `BELLMAN_NO_GPU` set, a build without kernels, no driver, no
-/// device, or a device that fails to initialize.
-pub fn cuda_backends() -> Result<Vec<Arc<dyn Backend>>, String> {
+/// device, or a device that fails to initialize. `gpu_workers` (the engine's GPU workers
+/// per device) is how many partitions each device plans to hold staged at once.
+pub fn cuda_backends(gpu_workers: usize) -> Result<Vec<Arc<dyn Backend>>, String> {
     if std::env::var_os("BELLMAN_NO_GPU").is_some_and(|v| !v.is_empty() && v != "0") {
         return Err("BELLMAN_NO_GPU is set".into());
     }
     let n = filprove_cuda::gpu::device_count().map_err(|e| e.to_string())?;
+    let opts = filprove_cuda::CudaOptions {
+        staging_slots: gpu_workers.max(1) as u64,
+        ..filprove_cuda::CudaOptions::from_env()?
+    };
     (0..n)
         .map(|ordinal| {
-            filprove_cuda::CudaBackend::new(ordinal)
+            filprove_cuda::CudaBackend::with_options(ordinal, opts.clone())
                 .map(|b| Arc::new(b) as Arc<dyn Backend>)
                 .map_err(|e| format!("device {ordinal}: {e}"))
         })
         .collect()
 }
 
-/// The backends for `kind` ("cpu", "cuda", "auto"), one per device.
-pub fn build(kind: &str) -> anyhow::Result<Vec<Arc<dyn Backend>>> {
+/// The backends for `kind` ("cpu", "cuda", "auto"), one per device, each GPU planned for
+/// `gpu_workers` workers.
+pub fn build(kind: &str, gpu_workers: usize) -> anyhow::Result<Vec<Arc<dyn Backend>>> {
     let cpu = || -> anyhow::Result<Vec<Arc<dyn Backend>>> {
         Ok(vec![Arc::new(
             CpuBackend::new(None).map_err(|e| anyhow::anyhow!("{}: {e}", e.code()))?,
@@ -31,10 +37,10 @@ pub fn build(kind: &str) -> anyhow::Result<Vec<Arc<dyn Backend>>> {
     };
     let backends = match kind {
         "cpu" => cpu()?,
-        "cuda" => cuda_backends().map_err(|why| {
+        "cuda" => cuda_backends(gpu_workers).map_err(|why| {
             anyhow::anyhow!("cuda unavailable: {why} (engine.backend = \"cuda\")")
         })?,
-        "auto" => match cuda_backends() {
+        "auto" => match cuda_backends(gpu_workers) {
             Ok(b) if !b.is_empty() => b,
             Ok(_) => {
                 tracing::warn!("cuda unavailable: no devices; proving on the CPU");
@@ -60,14 +66,14 @@ mod tests {
     #[test]
     fn cuda_when_required_fails_loudly_and_auto_falls_back() {
         std::env::set_var("BELLMAN_NO_GPU", "1");
-        let err = build("cuda").err().unwrap().to_string();
+        let err = build("cuda", 2).err().unwrap().to_string();
         assert!(
             err.starts_with("cuda unavailable: BELLMAN_NO_GPU is set"),
             "{err}"
         );
-        let auto = build("auto").unwrap();
+        let auto = build("auto", 2).unwrap();
         assert_eq!(auto.iter().map(|b| b.name()).collect::<Vec<_>>(), ["cpu"]);
-        assert_eq!(build("cpu").unwrap().len(), 1);
-        assert!(build("opencl").is_err());
+        assert_eq!(build("cpu", 2).unwrap().len(), 1);
+        assert!(build("opencl", 2).is_err());
     }
 }

@@ -115,7 +115,7 @@ pub fn start_engine(c: &Config) -> anyhow::Result<Arc<Engine>> {
     let cache = apply_param_cache(c)?;
     tracing::info!(param_cache = %cache.display(), "parameter directory");
     warn_unknown_fil_proofs_env();
-    let backends = backends::build(&c.engine.backend)?;
+    let backends = backends::build(&c.engine.backend, c.engine.gpu_workers_per_device)?;
     let check_digests = matches!(
         std::env::var("FIL_PROOFS_VERIFY_PRODUCTION_PARAMS").as_deref(),
         Ok("1") | Ok("true") | Ok("yes")
