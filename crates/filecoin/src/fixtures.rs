@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use filecoin_proofs_api::seal::{
-    add_piece, seal_commit_phase1, seal_pre_commit_phase1, seal_pre_commit_phase2,
-    SealPreCommitPhase2Output,
+    add_piece, generate_synth_proofs, seal_commit_phase1, seal_pre_commit_phase1,
+    seal_pre_commit_phase2, SealPreCommitPhase2Output,
 };
 use filecoin_proofs_api::{
     post, update, PaddedBytesAmount, PieceInfo, PrivateReplicaInfo, RegisteredSealProof, SectorId,
@@ -177,6 +177,63 @@ pub fn make(
     let _ = fs::remove_dir_all(&scratch);
     fs::create_dir_all(&scratch).map_err(io("create", &scratch))?;
     let result = make_in(out_dir, &scratch, registered, kinds, seed);
+    let _ = fs::remove_dir_all(&scratch);
+    result
+}
+
+/// File name of the synthetic-PoRep request written by [`make_synthetic_porep`].
+pub const SYNTHETIC_POREP_REQUEST: &str = "porep-synthetic.request.json";
+
+/// Seals a sector of `sector_size` with the synthetic-PoRep seal proof (PC1, PC2, the
+/// synthetic challenge proofs filecoin-proofs keeps in the cache, C1 over them) and writes
+/// its PoRep request to `out_dir/porep-synthetic.request.json`. Returns that path.
+pub fn make_synthetic_porep(
+    out_dir: &Path,
+    sector_size: u64,
+    seed: u64,
+) -> Result<PathBuf, FilecoinError> {
+    let registered = kinds::synthetic_seal_proof_for_size(sector_size)
+        .ok_or_else(|| FilecoinError::Unsupported(format!("sector size {sector_size}")))?;
+    fs::create_dir_all(out_dir).map_err(io("create", out_dir))?;
+    let scratch = out_dir.join(format!(".scratch-synth-{}-{seed}", std::process::id()));
+    let _ = fs::remove_dir_all(&scratch);
+    let result = (|| {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let ticket = fr_bytes(&mut rng);
+        let data_rng = ChaCha8Rng::seed_from_u64(rng.next_u64());
+        let s = seal(registered, &scratch, RngReader(data_rng), ticket)?;
+        let prover_id = prover_id_from_miner_id(FIXTURE_MINER_ID);
+        let sector_id = SectorId::from(FIXTURE_SECTOR_NUMBER);
+        generate_synth_proofs(
+            s.cache.as_path(),
+            s.replica.as_path(),
+            prover_id,
+            sector_id,
+            s.ticket,
+            s.pc2.clone(),
+            std::slice::from_ref(&s.piece),
+        )
+        .map_err(FilecoinError::fp)?;
+        let c1 = seal_commit_phase1(
+            s.cache.as_path(),
+            s.replica.as_path(),
+            prover_id,
+            sector_id,
+            s.ticket,
+            fr_bytes(&mut rng),
+            s.pc2.clone(),
+            std::slice::from_ref(&s.piece),
+        )
+        .map_err(FilecoinError::fp)?;
+        let req = ProofRequest::new(RequestBody::PoRep {
+            c1: Box::new(c1),
+            sector_number: FIXTURE_SECTOR_NUMBER,
+            miner_id: FIXTURE_MINER_ID,
+        })?;
+        let path = out_dir.join(SYNTHETIC_POREP_REQUEST);
+        write_json(&path, &req.to_request_json())?;
+        Ok(path)
+    })();
     let _ = fs::remove_dir_all(&scratch);
     result
 }

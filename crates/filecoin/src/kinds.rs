@@ -233,6 +233,19 @@ pub fn seal_proof_for_size(sector_size: u64) -> Option<RegisteredSealProof> {
     })
 }
 
+/// The synthetic-PoRep seal proof (V1_1, Feat_SyntheticPoRep) for a sector size.
+pub fn synthetic_seal_proof_for_size(sector_size: u64) -> Option<RegisteredSealProof> {
+    use RegisteredSealProof::*;
+    Some(match sector_size {
+        s if s == 2 << 10 => StackedDrg2KiBV1_1_Feat_SyntheticPoRep,
+        s if s == 8 << 20 => StackedDrg8MiBV1_1_Feat_SyntheticPoRep,
+        s if s == 512 << 20 => StackedDrg512MiBV1_1_Feat_SyntheticPoRep,
+        s if s == 32 << 30 => StackedDrg32GiBV1_1_Feat_SyntheticPoRep,
+        s if s == 64 << 30 => StackedDrg64GiBV1_1_Feat_SyntheticPoRep,
+        _ => return None,
+    })
+}
+
 /// The WinningPoSt proof for a sector size.
 pub fn winning_proof_for_size(sector_size: u64) -> Option<RegisteredPoStProof> {
     use RegisteredPoStProof::*;

@@ -77,6 +77,21 @@ impl SharedFixtures {
         })
     }
 
+    /// The synthetic-PoRep request for `sector_size` in `<root>/<name>`, made once.
+    pub fn synthetic_porep(&self, name: &str, sector_size: u64) -> Result<PathBuf, FilecoinError> {
+        let dir = self.root.join(name);
+        self.locked(|| {
+            let path = dir.join(fixtures::SYNTHETIC_POREP_REQUEST);
+            if path.is_file() {
+                return Ok(path);
+            }
+            let t = Instant::now();
+            let path = fixtures::make_synthetic_porep(&dir, sector_size, FIXTURE_SEED)?;
+            log::info!("made {name} synthetic PoRep in {:.2?}", t.elapsed());
+            Ok(path)
+        })
+    }
+
     /// Makes sure the test parameters of `spec` exist in `<root>/params` (generated once).
     pub fn ensure_params(&self, spec: &CircuitSpec) -> Result<(), FilecoinError> {
         self.locked(|| {

@@ -31,3 +31,33 @@ fn porep_2k_end_to_end() {
         .verify(&[proof.clone(), proof.clone()].concat())
         .unwrap());
 }
+
+/// A sector sealed with the synthetic-PoRep seal proof (its C1 opens the synthetic
+/// challenges filecoin-proofs kept in the cache): our C2 uses the same circuit and
+/// parameters, and filecoin-proofs' `verify_seal` accepts the proof for that seal proof.
+#[test]
+fn synthetic_porep_2k_end_to_end() {
+    let req = common::synthetic_porep_request();
+    let filprove_filecoin::RequestBody::PoRep { c1, .. } = req.body() else {
+        panic!("not a PoRep request");
+    };
+    assert_eq!(
+        c1.registered_proof,
+        filprove_filecoin::RegisteredSealProof::StackedDrg2KiBV1_1_Feat_SyntheticPoRep
+    );
+    // The same circuit and parameter file as the plain V1_1 seal proof.
+    assert_eq!(
+        req.circuit().cache_id,
+        common::request(ProofKind::PoRep).circuit().cache_id
+    );
+    let srs = common::srs(&req.circuit());
+    let proof = prove(
+        &req,
+        &CpuBackend::default(),
+        &srs,
+        &mut ChaCha8Rng::seed_from_u64(6),
+    )
+    .unwrap();
+    assert!(req.verify(&proof).unwrap());
+    assert!(!req.verify(&common::flip(&proof, 100)).unwrap());
+}

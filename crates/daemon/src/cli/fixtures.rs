@@ -28,6 +28,10 @@ pub struct FixturesArgs {
     /// Seed of the sector data and randomness.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Also seal a sector with the synthetic-PoRep seal proof and write its PoRep request
+    /// (porep-synthetic.request.json).
+    #[arg(long)]
+    pub synthetic_porep: bool,
 }
 
 /// Parses a sector size such as `2KiB` or `536870912`.
@@ -49,6 +53,12 @@ pub fn run(args: FixturesArgs) -> Result<()> {
     stage.done("");
     for (kind, path) in &set.requests {
         println!("{kind:<13} {}", path.display());
+    }
+    if args.synthetic_porep {
+        let stage = Stage::start("sealing a sector for synthetic PoRep".to_string());
+        let path = filprove_filecoin::fixtures::make_synthetic_porep(&args.out, size, args.seed)?;
+        stage.done("");
+        println!("{:<13} {}", "porep (synthetic)", path.display());
     }
     Ok(())
 }

@@ -229,11 +229,10 @@ impl ProofJob for ChainJob {
                 x: Some(self.xs[k]),
                 rounds,
             })
-            .map_err(|e| {
-                if filprove_groth16::cancel::is_cancellation(&e) {
+            .inspect_err(|e| {
+                if filprove_groth16::cancel::is_cancellation(e) {
                     p.cancelled_syntheses.fetch_add(1, Ordering::SeqCst);
                 }
-                e
             })
             .map_err(|e| EngineError::Synthesis {
                 partition: k,

@@ -63,6 +63,12 @@ pub fn request(kind: ProofKind) -> ProofRequest {
     env().set_2k.request(kind).unwrap()
 }
 
+/// The 2 KiB synthetic-PoRep request (sealed with the synthetic seal proof on first use).
+pub fn synthetic_porep_request() -> ProofRequest {
+    let path = env().shared.synthetic_porep("2k", 2048).unwrap();
+    ProofRequest::from_request_json(&std::fs::read(path).unwrap()).unwrap()
+}
+
 /// A copy of `bytes` with one bit of byte `i` flipped.
 pub fn flip(bytes: &[u8], i: usize) -> Vec<u8> {
     let mut b = bytes.to_vec();
