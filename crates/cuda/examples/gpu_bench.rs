@@ -325,36 +325,31 @@ fn breakdown(gpu: &Gpu, lg: u32) -> Result<(), ProveError> {
     let step = |what: &str, f: &mut dyn FnMut() -> Result<(), ProveError>| {
         f()?;
         gpu.sync()?;
-        let mut runs: Vec<Vec<(&'static str, f64)>> = Vec::new();
+        let mut runs: Vec<Vec<(&'static str, f64, u32)>> = Vec::new();
         for _ in 0..3 {
             gpu.set_probing(true);
             gpu.probe("start")?;
             f()?;
-            runs.push(gpu.take_probes()?);
+            runs.push(gpu.take_probe_sums()?);
         }
         gpu.set_probing(false);
-        let mut labels: Vec<&'static str> = Vec::new();
-        for (l, _) in &runs[0] {
-            if !labels.contains(l) {
-                labels.push(l);
-            }
-        }
-        let mut total = Vec::new();
+        let median = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
         println!("{what}");
-        for l in labels {
-            let mut per: Vec<f64> = runs
+        for &(l, _, calls) in &runs[0] {
+            let per = runs
                 .iter()
-                .map(|r| r.iter().filter(|(x, _)| *x == l).map(|(_, ms)| ms).sum())
+                .map(|r| r.iter().filter(|e| e.0 == l).map(|e| e.1).sum())
                 .collect();
-            per.sort_by(f64::total_cmp);
-            let calls = runs[0].iter().filter(|(x, _)| *x == l).count();
-            println!("  {l:<22} {:>10.2} ms  ({calls} calls)", per[1]);
+            println!("  {l:<22} {:>10.2} ms  ({calls} calls)", median(per));
         }
-        for r in &runs {
-            total.push(r.iter().map(|(_, ms)| ms).sum::<f64>());
-        }
-        total.sort_by(f64::total_cmp);
-        println!("  {:<22} {:>10.2} ms", "total", total[1]);
+        let total = runs
+            .iter()
+            .map(|r| r.iter().map(|e| e.1).sum::<f64>())
+            .collect();
+        println!("  {:<22} {:>10.2} ms", "total", median(total));
         Ok::<(), ProveError>(())
     };
     let mut d = random_fr(gpu, n, 1, 0)?;

@@ -520,7 +520,7 @@ impl CudaBackend {
         report.add_transfer("result", Direction::DeviceToHost, pts as u64, false);
 
         if gpu.probing() {
-            log_kernel_steps(gpu.name(), &gpu.take_probes()?);
+            log_kernel_steps(gpu.name(), &gpu.take_probe_sums()?);
         }
 
         // Device-event phase times, now that everything completed.
@@ -625,17 +625,7 @@ fn check_shapes(lens: &Lens, asg: &ProvingAssignment) -> Result<u32, ProveError>
 /// also returns the host bytes uploaded (the prefix).
 /// One log line with the time of every kernel step of a proof, summed per step name
 /// (FILPROVE_CUDA_PROBE=1; the steps are marked by `Gpu::probe`).
-fn log_kernel_steps(device: &str, steps: &[(&'static str, f64)]) {
-    let mut sums: Vec<(&'static str, f64, u32)> = Vec::new();
-    for (label, ms) in steps {
-        match sums.iter_mut().find(|(l, _, _)| l == label) {
-            Some(e) => {
-                e.1 += ms;
-                e.2 += 1;
-            }
-            None => sums.push((label, *ms, 1)),
-        }
-    }
+fn log_kernel_steps(device: &str, sums: &[(&'static str, f64, u32)]) {
     let text: Vec<String> = sums
         .iter()
         .map(|(l, ms, n)| format!("{l}={ms:.2}ms/{n}"))

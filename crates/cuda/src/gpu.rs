@@ -25,6 +25,8 @@ pub struct Gpu {
     name: String,
     /// Labelled timing events of the compute stream, when probing is on (benchmarks).
     probes: std::sync::Mutex<Option<Vec<(&'static str, CudaEvent)>>>,
+    /// Streaming multiprocessors (for one-wave launch sizes).
+    sms: usize,
     /// Pinned landing place for [`Gpu::read_counts`] (allocated on first use).
     counts_host: std::sync::Mutex<Option<PinnedHostSlice<u32>>>,
 }
@@ -226,7 +228,13 @@ impl Gpu {
                 funcs.insert((*n).to_string(), f);
             }
         }
+        let sms = ctx
+            .attribute(
+                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            )
+            .map_err(|e| unavailable(format!("cuDeviceGetAttribute: {}", describe(&e))))?;
         Ok(Self {
+            sms: sms.max(1) as usize,
             ctx,
             stream,
             copy,
@@ -350,6 +358,22 @@ impl Gpu {
         Ok(out)
     }
 
+    /// [`Gpu::take_probes`] summed per step name, in order of first appearance:
+    /// (name, total ms, times seen).
+    pub fn take_probe_sums(&self) -> Result<Vec<(&'static str, f64, u32)>, ProveError> {
+        let mut sums: Vec<(&'static str, f64, u32)> = Vec::new();
+        for (label, ms) in self.take_probes()? {
+            match sums.iter_mut().find(|(l, _, _)| *l == label) {
+                Some(e) => {
+                    e.1 += ms;
+                    e.2 += 1;
+                }
+                None => sums.push((label, ms, 1)),
+            }
+        }
+        Ok(sums)
+    }
+
     /// Reads two u32 the compute stream's queued work writes to `dev`: a copy into pinned
     /// memory queued behind that work, then a wait on the copy's event. Work queued later
     /// keeps the GPU busy meanwhile; nothing else is synchronised.
@@ -387,13 +411,7 @@ impl Gpu {
             .func(name)?
             .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
             .map_err(|e| self.err("cuOccupancyMaxActiveBlocksPerMultiprocessor", e))?;
-        let sms = self
-            .ctx
-            .attribute(
-                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-            )
-            .map_err(|e| self.err("cuDeviceGetAttribute", e))?;
-        Ok((per_sm.max(1) as usize) * (sms.max(1) as usize) * block as usize)
+        Ok((per_sm.max(1) as usize) * self.sms * block as usize)
     }
 
     /// A device-side inconsistency (a kernel produced impossible values).
@@ -481,10 +499,9 @@ impl Gpu {
 
     /// The kernel `name` (loaded at open).
     pub fn func(&self, name: &str) -> Result<&CudaFunction, ProveError> {
-        self.funcs.get(name).ok_or_else(|| ProveError::Device {
-            device: self.name.clone(),
-            message: format!("no kernel {name}"),
-        })
+        self.funcs
+            .get(name)
+            .ok_or_else(|| self.fault(format!("no kernel {name}")))
     }
 
     /// A CUDA event that records time, for benchmarks.

@@ -235,14 +235,14 @@ pub fn seal_proof_for_size(sector_size: u64) -> Option<RegisteredSealProof> {
 
 /// The synthetic-PoRep seal proof (V1_1, Feat_SyntheticPoRep) for a sector size.
 pub fn synthetic_seal_proof_for_size(sector_size: u64) -> Option<RegisteredSealProof> {
-    use RegisteredSealProof::*;
-    Some(match sector_size {
-        s if s == 2 << 10 => StackedDrg2KiBV1_1_Feat_SyntheticPoRep,
-        s if s == 8 << 20 => StackedDrg8MiBV1_1_Feat_SyntheticPoRep,
-        s if s == 512 << 20 => StackedDrg512MiBV1_1_Feat_SyntheticPoRep,
-        s if s == 32 << 30 => StackedDrg32GiBV1_1_Feat_SyntheticPoRep,
-        s if s == 64 << 30 => StackedDrg64GiBV1_1_Feat_SyntheticPoRep,
-        _ => return None,
+    RegisteredProof::all().into_iter().find_map(|p| match p {
+        RegisteredProof::Seal(s)
+            if u64::from(s.sector_size()) == sector_size
+                && s.feature_enabled(filecoin_proofs_api::ApiFeature::SyntheticPoRep) =>
+        {
+            Some(s)
+        }
+        _ => None,
     })
 }
 
@@ -475,5 +475,15 @@ mod tests {
         let w = CircuitSpec::for_registered_post(RegisteredPoStProof::StackedDrgWindow2KiBV1);
         let w2 = CircuitSpec::for_registered_post(RegisteredPoStProof::StackedDrgWindow2KiBV1_2);
         assert_eq!(w.cache_id, w2.cache_id);
+    }
+
+    #[test]
+    fn every_sector_size_has_a_synthetic_seal_proof() {
+        for size in SECTOR_SIZES {
+            let p = synthetic_seal_proof_for_size(size).expect("synthetic proof");
+            assert_eq!(u64::from(p.sector_size()), size);
+            assert!(p.feature_enabled(filecoin_proofs_api::ApiFeature::SyntheticPoRep));
+        }
+        assert!(synthetic_seal_proof_for_size(4096).is_none());
     }
 }

@@ -3,22 +3,12 @@
 
 mod common;
 
-use filprove_filecoin::{prove, ProofKind};
-use filprove_groth16::cpu::CpuBackend;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
+use filprove_filecoin::ProofKind;
 
 #[test]
 fn porep_2k_end_to_end() {
     let req = common::request(ProofKind::PoRep);
-    let srs = common::srs(&req.circuit());
-    let proof = prove(
-        &req,
-        &CpuBackend::default(),
-        &srs,
-        &mut ChaCha8Rng::seed_from_u64(5),
-    )
-    .unwrap();
+    let proof = common::prove_cpu(&req, 5);
     assert_eq!(proof.len(), 192);
     assert!(req.verify(&proof).unwrap());
     for i in [0, 47, 48, 143, 144, 191] {
@@ -50,14 +40,7 @@ fn synthetic_porep_2k_end_to_end() {
         req.circuit().cache_id,
         common::request(ProofKind::PoRep).circuit().cache_id
     );
-    let srs = common::srs(&req.circuit());
-    let proof = prove(
-        &req,
-        &CpuBackend::default(),
-        &srs,
-        &mut ChaCha8Rng::seed_from_u64(6),
-    )
-    .unwrap();
+    let proof = common::prove_cpu(&req, 6);
     assert!(req.verify(&proof).unwrap());
     assert!(!req.verify(&common::flip(&proof, 100)).unwrap());
 }

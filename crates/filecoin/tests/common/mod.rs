@@ -69,6 +69,19 @@ pub fn synthetic_porep_request() -> ProofRequest {
     ProofRequest::from_request_json(&std::fs::read(path).unwrap()).unwrap()
 }
 
+/// `req` proved on the CPU backend with its parameters and r, s from `seed`.
+pub fn prove_cpu(req: &ProofRequest, seed: u64) -> Vec<u8> {
+    use rand::SeedableRng;
+    let srs = srs(&req.circuit());
+    filprove_filecoin::prove(
+        req,
+        &filprove_groth16::cpu::CpuBackend::default(),
+        &srs,
+        &mut rand_chacha::ChaCha8Rng::seed_from_u64(seed),
+    )
+    .unwrap()
+}
+
 /// A copy of `bytes` with one bit of byte `i` flipped.
 pub fn flip(bytes: &[u8], i: usize) -> Vec<u8> {
     let mut b = bytes.to_vec();
