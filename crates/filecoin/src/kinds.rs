@@ -176,10 +176,10 @@ impl RegisteredProof {
             .collect()
     }
 
-    /// Whether this prover makes proofs of this registered proof (all but non-interactive
-    /// PoRep, whose output is a SnarkPack aggregate).
-    pub fn is_supported(self) -> bool {
-        !matches!(self, Self::Seal(p) if p.feature_enabled(filecoin_proofs_api::ApiFeature::NonInteractivePoRep))
+    /// Whether this is a non-interactive PoRep (`*_Feat_NonInteractivePoRep`), whose C2
+    /// output is the SnarkPack aggregate of its partition proofs.
+    pub fn is_non_interactive(self) -> bool {
+        matches!(self, Self::Seal(p) if p.feature_enabled(filecoin_proofs_api::ApiFeature::NonInteractivePoRep))
     }
 
     /// The name filecoin-proofs-api gives the variant (its serde name, e.g. "StackedDrg2KiBV1_1").
@@ -239,6 +239,18 @@ pub fn synthetic_seal_proof_for_size(sector_size: u64) -> Option<RegisteredSealP
         RegisteredProof::Seal(s)
             if u64::from(s.sector_size()) == sector_size
                 && s.feature_enabled(filecoin_proofs_api::ApiFeature::SyntheticPoRep) =>
+        {
+            Some(s)
+        }
+        _ => None,
+    })
+}
+
+/// The non-interactive PoRep seal proof (V1_2, Feat_NonInteractivePoRep) for a sector size.
+pub fn non_interactive_seal_proof_for_size(sector_size: u64) -> Option<RegisteredSealProof> {
+    RegisteredProof::all().into_iter().find_map(|p| match p {
+        RegisteredProof::Seal(s)
+            if u64::from(s.sector_size()) == sector_size && p.is_non_interactive() =>
         {
             Some(s)
         }
@@ -485,5 +497,25 @@ mod tests {
             assert!(p.feature_enabled(filecoin_proofs_api::ApiFeature::SyntheticPoRep));
         }
         assert!(synthetic_seal_proof_for_size(4096).is_none());
+    }
+
+    #[test]
+    fn non_interactive_seal_proofs_share_the_porep_circuit() {
+        for size in SECTOR_SIZES {
+            let p = non_interactive_seal_proof_for_size(size).expect("NI proof");
+            assert_eq!(u64::from(p.sector_size()), size);
+            assert!(RegisteredProof::Seal(p).is_non_interactive());
+            let ni = CircuitSpec::for_registered_seal(p);
+            let plain = CircuitSpec::for_kind(ProofKind::PoRep, size).unwrap();
+            // Same circuit and parameter files (filecoin-proofs picks the NI partition
+            // counts so that the challenges per partition match), more partitions.
+            assert_eq!(ni.cache_id, plain.cache_id);
+            assert_eq!(ni.short_name, plain.short_name);
+            assert!(ni.partitions() > plain.partitions());
+        }
+        let two_k = non_interactive_seal_proof_for_size(2048).unwrap();
+        assert_eq!(CircuitSpec::for_registered_seal(two_k).partitions(), 13);
+        assert!(!RegisteredProof::Seal(seal_proof_for_size(2048).unwrap()).is_non_interactive());
+        assert!(non_interactive_seal_proof_for_size(4096).is_none());
     }
 }

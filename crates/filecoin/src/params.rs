@@ -66,6 +66,97 @@ pub fn check_params_present(
     }
 }
 
+/// The file name of the SnarkPack SRS (the inner-product "powers of tau" that aggregation
+/// of non-interactive PoRep partition proofs needs), shared by every sector size:
+/// `v28-fil-inner-product-v1.srs`, as storage-proofs names it.
+pub fn aggregation_srs_file_name() -> String {
+    storage_proofs_core::parameter_cache::parameter_cache_srs_key_path("", 0)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// `<cache_dir>/v28-fil-inner-product-v1.srs`.
+pub fn aggregation_srs_path(cache_dir: &Path) -> PathBuf {
+    cache_dir.join(aggregation_srs_file_name())
+}
+
+/// Fails with [`FilecoinError::ParamsMissing`] unless the SnarkPack SRS is in `cache_dir`
+/// (`short_name`: the circuit whose `params generate` also writes it).
+pub fn check_aggregation_srs_present(
+    cache_dir: &Path,
+    short_name: &str,
+) -> Result<PathBuf, FilecoinError> {
+    let path = aggregation_srs_path(cache_dir);
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(FilecoinError::ParamsMissing {
+            path,
+            short_name: short_name.to_string(),
+        })
+    }
+}
+
+/// The most proofs one non-interactive PoRep aggregates (its partitions padded to a power
+/// of two: 128 for the 126 partitions of 32 and 64 GiB); the SRS generated for tests covers it.
+pub fn max_aggregated_proofs() -> usize {
+    RegisteredProof::all()
+        .into_iter()
+        .filter(|p| p.is_non_interactive())
+        .map(|p| porep::aggregate_target_len(CircuitSpec::for_registered(p).partitions()))
+        .max()
+        .unwrap_or(2)
+}
+
+/// Generates a random (insecure, test-only) SnarkPack SRS for up to
+/// [`max_aggregated_proofs`] proofs and writes it to `cache_dir` as
+/// `v28-fil-inner-product-v1.srs`, through storage-proofs' own generator
+/// (`CompoundProof::srs_key` with an rng: bellperson's `setup_fake_srs`), which is what
+/// filecoin-proofs' aggregation and `verify_seal` then read. A seeded `rng` gives an
+/// identical file. An existing file is kept (remove it first to regenerate).
+///
+/// storage-proofs writes into the directory it read from `FIL_PROOFS_PARAMETER_CACHE` at its
+/// first use, so `cache_dir` must be that directory (checked).
+pub fn generate_aggregation_srs<R: RngCore>(
+    cache_dir: &Path,
+    rng: &mut R,
+) -> Result<PathBuf, FilecoinError> {
+    let path = aggregation_srs_path(cache_dir);
+    if path.is_file() {
+        return Ok(path);
+    }
+    let theirs = storage_proofs_core::parameter_cache::parameter_cache_dir();
+    fs::create_dir_all(cache_dir).map_err(|e| FilecoinError::io("create", cache_dir, e))?;
+    let same = match (fs::canonicalize(cache_dir), fs::canonicalize(&theirs)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if !same {
+        return Err(FilecoinError::Params(format!(
+            "the SnarkPack SRS is written by storage-proofs into its parameter cache {}, not {}; \
+             set FIL_PROOFS_PARAMETER_CACHE={} before the first proof call",
+            theirs.display(),
+            cache_dir.display(),
+            cache_dir.display()
+        )));
+    }
+    let start = Instant::now();
+    porep::generate_aggregation_srs(rng, max_aggregated_proofs())?;
+    if !path.is_file() {
+        return Err(FilecoinError::Params(format!(
+            "storage-proofs did not write {}",
+            path.display()
+        )));
+    }
+    log::info!(
+        "generated the SnarkPack SRS {} in {:.1} s",
+        path.display(),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(path)
+}
+
 /// What [`CircuitSpec::generate_params`] wrote.
 #[derive(Clone, Debug)]
 pub struct GeneratedParams {

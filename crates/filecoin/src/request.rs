@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use crate::circuits::{porep, post, update, Partition};
 use crate::error::FilecoinError;
 use crate::kinds::{CircuitSpec, ProofKind, RegisteredProof};
-use crate::params::{check_vk_present, parameter_cache_dir};
+use crate::params::{check_aggregation_srs_present, check_vk_present, parameter_cache_dir};
 
 /// Most vanilla proofs one request may carry (a 64 GiB WindowPoSt partition has 2300).
 pub const MAX_VANILLA_PROOFS: usize = 4096;
@@ -275,8 +275,15 @@ impl ProofRequest {
         }
     }
 
+    /// Whether this is a non-interactive PoRep, whose proof is a SnarkPack aggregate.
+    pub fn is_aggregated(&self) -> bool {
+        self.spec.registered.is_non_interactive()
+    }
+
     /// Assembles partition proofs into the bytes filecoin-proofs-api returns: the partition
-    /// proofs concatenated in order, 192 bytes each (for WindowPoSt, the one partition's proof).
+    /// proofs concatenated in order, 192 bytes each (for WindowPoSt, the one partition's
+    /// proof); for non-interactive PoRep, their SnarkPack aggregate (which needs the `.vk` and
+    /// `v28-fil-inner-product-v1.srs` in the parameter cache).
     pub fn assemble(&self, partition_proofs: &[Proof]) -> Result<Vec<u8>, FilecoinError> {
         if partition_proofs.len() != self.partitions {
             return Err(FilecoinError::MalformedProof(format!(
@@ -285,14 +292,40 @@ impl ProofRequest {
                 self.partitions
             )));
         }
-        Ok(Proof::concat(partition_proofs))
+        let concatenated = Proof::concat(partition_proofs);
+        match &self.body {
+            RequestBody::PoRep { c1, .. } if self.is_aggregated() => {
+                let dir = parameter_cache_dir();
+                check_vk_present(&self.spec, &dir)?;
+                check_aggregation_srs_present(&dir, &self.spec.short_name)?;
+                porep::aggregate(c1, &concatenated)
+            }
+            _ => Ok(concatenated),
+        }
     }
 
     /// Verifies proof bytes with filecoin-proofs' own verifiers, which read the `.vk` from
-    /// the parameter cache (`FIL_PROOFS_PARAMETER_CACHE`). `Ok(false)` for a proof that does
-    /// not verify (including one that does not decode); `Err` when verification cannot run.
+    /// the parameter cache (`FIL_PROOFS_PARAMETER_CACHE`; for non-interactive PoRep also the
+    /// SnarkPack SRS). `Ok(false)` for a proof that does not verify (including one that does
+    /// not decode); `Err` when verification cannot run.
     pub fn verify(&self, proof: &[u8]) -> Result<bool, FilecoinError> {
         check_vk_present(&self.spec, &parameter_cache_dir())?;
+        if let RequestBody::PoRep {
+            c1,
+            sector_number,
+            miner_id,
+        } = &self.body
+        {
+            if self.is_aggregated() {
+                check_aggregation_srs_present(&parameter_cache_dir(), &self.spec.short_name)?;
+                return porep::verify_aggregate(
+                    c1,
+                    prover_id_from_miner_id(*miner_id),
+                    *sector_number,
+                    proof,
+                );
+            }
+        }
         if proof.len() != self.partitions * Proof::SIZE || Proof::split(proof).is_err() {
             return Ok(false);
         }

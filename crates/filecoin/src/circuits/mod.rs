@@ -63,12 +63,17 @@ pub(crate) fn no_panic<T>(
     what: &str,
     f: impl FnOnce() -> Result<T, FilecoinError>,
 ) -> Result<T, FilecoinError> {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| {
-        Err(FilecoinError::InvalidRequest(format!(
-            "{what}: {}",
-            panic_message(&p)
-        )))
-    })
+    contain_panic(what, FilecoinError::InvalidRequest, f)
+}
+
+/// [`no_panic`] with the error a panic becomes (`err` gets "what: panicked: message").
+pub(crate) fn contain_panic<T>(
+    what: &str,
+    err: impl FnOnce(String) -> FilecoinError,
+    f: impl FnOnce() -> Result<T, FilecoinError>,
+) -> Result<T, FilecoinError> {
+    catch_unwind(AssertUnwindSafe(f))
+        .unwrap_or_else(|p| Err(err(format!("{what}: {}", panic_message(&p)))))
 }
 
 fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {

@@ -8,15 +8,17 @@ use filecoin_proofs::{
     as_safe_commitment, parameters::setup_params, DefaultPieceDomain, DefaultPieceHasher,
     DefaultTreeHasher, MerkleTreeTrait, PoRepConfig,
 };
-use filecoin_proofs_api::seal::{SealCommitPhase1Output, VanillaSealProof};
-use filecoin_proofs_api::{ApiFeature, RegisteredSealProof};
-use filprove_groth16::Fr;
+use filecoin_proofs_api::seal::{SealCommitPhase1Output, SealCommitPhase2Output, VanillaSealProof};
+use filecoin_proofs_api::{RegisteredAggregationProof, RegisteredSealProof};
+use filprove_groth16::{Bls12, Fr};
 use storage_proofs_core::{compound_proof::CompoundProof, proof::ProofScheme};
 use storage_proofs_porep::stacked::{
     self, generate_replica_id, StackedCircuit, StackedCompound, StackedDrg,
 };
 
-use super::{no_panic, synth_err, synthesize_circuit, with_tree, CircuitShape, Partition};
+use super::{
+    contain_panic, no_panic, synth_err, synthesize_circuit, with_tree, CircuitShape, Partition,
+};
 use crate::error::FilecoinError;
 
 type RawProof<Tree> = stacked::Proof<Tree, DefaultPieceHasher>;
@@ -56,12 +58,9 @@ fn raw_proofs<Tree: 'static + MerkleTreeTrait>(
         })
 }
 
+/// The PoRep config of a seal proof (for non-interactive PoRep: its own partition and
+/// challenge counts, the same circuit).
 fn config(registered: RegisteredSealProof) -> Result<PoRepConfig, FilecoinError> {
-    if registered.feature_enabled(ApiFeature::NonInteractivePoRep) {
-        return Err(FilecoinError::Unsupported(format!(
-            "{registered:?}: non-interactive PoRep returns an aggregated (SnarkPack) proof"
-        )));
-    }
     Ok(registered.as_v1_config())
 }
 
@@ -253,6 +252,93 @@ pub(crate) fn verify(
         proof,
     )
     .map_err(FilecoinError::fp)
+}
+
+/// How many proofs a SnarkPack aggregate of `n` partition proofs holds: filecoin-proofs
+/// pads to the next power of two (at least two) by repeating the last proof.
+pub(crate) fn aggregate_target_len(n: usize) -> usize {
+    n.max(2).next_power_of_two()
+}
+
+/// Writes the SnarkPack SRS for `num_proofs` proofs into storage-proofs' parameter cache
+/// with its own generator (`srs_key` with an rng: `setup_fake_srs`, then the cache file).
+pub(crate) fn generate_aggregation_srs<R: rand_core::RngCore>(
+    rng: &mut R,
+    num_proofs: usize,
+) -> Result<(), FilecoinError> {
+    type Tree = filecoin_proofs::SectorShapeBase;
+    let registered = crate::kinds::non_interactive_seal_proof_for_size(2 << 10)
+        .ok_or_else(|| FilecoinError::Unsupported("no non-interactive 2 KiB seal proof".into()))?;
+    let setup = setup_params(&config(registered)?).map_err(FilecoinError::fp)?;
+    let pub_params =
+        StackedDrg::<Tree, DefaultPieceHasher>::setup(&setup).map_err(FilecoinError::fp)?;
+    contain_panic("SnarkPack SRS generation", FilecoinError::Params, || {
+        <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<_, _>>::srs_key(
+            Some(rng),
+            &pub_params,
+            num_proofs,
+        )
+        .map(drop)
+        .map_err(|e| FilecoinError::Params(format!("SnarkPack SRS: {e:#}")))
+    })
+}
+
+/// Non-interactive PoRep: the SnarkPack (V2) aggregate of the partition proofs
+/// (`partition_proofs`: 192 bytes each, in partition order), exactly as `seal_commit_phase2`
+/// returns it: filecoin-proofs-api's `aggregate_seal_commit_proofs` parses them as bellperson
+/// proofs (against the `.vk`), pads them to a power of two, binds the transcript to comm_r
+/// alone (sha256; NI challenges do not come from the seed) and aggregates them with the
+/// SnarkPack SRS of the parameter cache (`v28-fil-inner-product-v1.srs`).
+pub(crate) fn aggregate(
+    c1: &SealCommitPhase1Output,
+    partition_proofs: &[u8],
+) -> Result<Vec<u8>, FilecoinError> {
+    contain_panic(
+        "SnarkPack aggregation",
+        FilecoinError::FilecoinProofs,
+        || {
+            filecoin_proofs_api::seal::aggregate_seal_commit_proofs(
+                c1.registered_proof,
+                RegisteredAggregationProof::SnarkPackV2,
+                &[c1.comm_r],
+                &[c1.seed],
+                &[SealCommitPhase2Output {
+                    proof: partition_proofs.to_vec(),
+                }],
+            )
+            .map_err(FilecoinError::fp)
+        },
+    )
+}
+
+/// Non-interactive PoRep: checks that `proof` is the canonical encoding of a SnarkPack
+/// aggregate of as many proofs as this seal proof aggregates (anything else is `Ok(false)`,
+/// as for a proof that does not decode), then runs `verify_seal`, which verifies the
+/// aggregate against every partition's public inputs.
+pub(crate) fn verify_aggregate(
+    c1: &SealCommitPhase1Output,
+    prover_id: [u8; 32],
+    sector_number: u64,
+    proof: &[u8],
+) -> Result<bool, FilecoinError> {
+    use bellperson::groth16::aggregate::AggregateProof;
+    let expected = aggregate_target_len(usize::from(c1.registered_proof.partitions()));
+    let well_formed = contain_panic("aggregate proof", FilecoinError::MalformedProof, || {
+        let malformed = |e: std::io::Error| FilecoinError::MalformedProof(e.to_string());
+        let agg = AggregateProof::<Bls12>::read(proof).map_err(malformed)?;
+        if agg.tmipp.gipa.nproofs as usize != expected {
+            return Ok(false);
+        }
+        let mut canonical = Vec::with_capacity(proof.len());
+        agg.write(&mut canonical).map_err(malformed)?;
+        Ok(canonical == proof)
+    });
+    if !matches!(well_formed, Ok(true)) {
+        return Ok(false);
+    }
+    contain_panic("verify_seal", FilecoinError::FilecoinProofs, || {
+        verify(c1, prover_id, sector_number, proof)
+    })
 }
 
 /// Public inputs of every partition (for checking partition proofs one by one).
