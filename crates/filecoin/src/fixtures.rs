@@ -13,8 +13,8 @@ use filecoin_proofs_api::seal::{
     seal_pre_commit_phase2, SealPreCommitPhase2Output,
 };
 use filecoin_proofs_api::{
-    post, update, PaddedBytesAmount, PieceInfo, PrivateReplicaInfo, RegisteredSealProof, SectorId,
-    UnpaddedBytesAmount,
+    post, update, ApiFeature, PaddedBytesAmount, PieceInfo, PrivateReplicaInfo,
+    RegisteredSealProof, SectorId, UnpaddedBytesAmount,
 };
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -184,6 +184,9 @@ pub fn make(
 /// File name of the synthetic-PoRep request written by [`make_synthetic_porep`].
 pub const SYNTHETIC_POREP_REQUEST: &str = "porep-synthetic.request.json";
 
+/// File name of the non-interactive PoRep request written by [`make_non_interactive_porep`].
+pub const NON_INTERACTIVE_POREP_REQUEST: &str = "porep-ni.request.json";
+
 /// Seals a sector of `sector_size` with the synthetic-PoRep seal proof (PC1, PC2, the
 /// synthetic challenge proofs filecoin-proofs keeps in the cache, C1 over them) and writes
 /// its PoRep request to `out_dir/porep-synthetic.request.json`. Returns that path.
@@ -194,8 +197,39 @@ pub fn make_synthetic_porep(
 ) -> Result<PathBuf, FilecoinError> {
     let registered = kinds::synthetic_seal_proof_for_size(sector_size)
         .ok_or_else(|| FilecoinError::Unsupported(format!("sector size {sector_size}")))?;
+    make_seal_variant(out_dir, registered, SYNTHETIC_POREP_REQUEST, "synth", seed)
+}
+
+/// Seals a sector of `sector_size` with the non-interactive PoRep seal proof (PC1, PC2, C1:
+/// the NI challenges come from comm_r, so the C1 opens 13 partitions at test sizes, 126 at
+/// 32 GiB) and writes its PoRep request to `out_dir/porep-ni.request.json`. Returns that path.
+pub fn make_non_interactive_porep(
+    out_dir: &Path,
+    sector_size: u64,
+    seed: u64,
+) -> Result<PathBuf, FilecoinError> {
+    let registered = kinds::non_interactive_seal_proof_for_size(sector_size)
+        .ok_or_else(|| FilecoinError::Unsupported(format!("sector size {sector_size}")))?;
+    make_seal_variant(
+        out_dir,
+        registered,
+        NON_INTERACTIVE_POREP_REQUEST,
+        "ni",
+        seed,
+    )
+}
+
+/// Seals one sector with `registered` in a scratch directory and writes its PoRep request
+/// to `out_dir/<file_name>`.
+fn make_seal_variant(
+    out_dir: &Path,
+    registered: RegisteredSealProof,
+    file_name: &str,
+    tag: &str,
+    seed: u64,
+) -> Result<PathBuf, FilecoinError> {
     fs::create_dir_all(out_dir).map_err(io("create", out_dir))?;
-    let scratch = out_dir.join(format!(".scratch-synth-{}-{seed}", std::process::id()));
+    let scratch = out_dir.join(format!(".scratch-{tag}-{}-{seed}", std::process::id()));
     let _ = fs::remove_dir_all(&scratch);
     let result = (|| {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -204,16 +238,20 @@ pub fn make_synthetic_porep(
         let s = seal(registered, &scratch, RngReader(data_rng), ticket)?;
         let prover_id = prover_id_from_miner_id(FIXTURE_MINER_ID);
         let sector_id = SectorId::from(FIXTURE_SECTOR_NUMBER);
-        generate_synth_proofs(
-            s.cache.as_path(),
-            s.replica.as_path(),
-            prover_id,
-            sector_id,
-            s.ticket,
-            s.pc2.clone(),
-            std::slice::from_ref(&s.piece),
-        )
-        .map_err(FilecoinError::fp)?;
+        if registered.feature_enabled(ApiFeature::SyntheticPoRep) {
+            generate_synth_proofs(
+                s.cache.as_path(),
+                s.replica.as_path(),
+                prover_id,
+                sector_id,
+                s.ticket,
+                s.pc2.clone(),
+                std::slice::from_ref(&s.piece),
+            )
+            .map_err(FilecoinError::fp)?;
+        }
+        // Non-interactive PoRep ignores the seed for its challenges, but C2 still wants a
+        // non-zero one (as for the other seal proofs).
         let c1 = seal_commit_phase1(
             s.cache.as_path(),
             s.replica.as_path(),
@@ -230,7 +268,7 @@ pub fn make_synthetic_porep(
             sector_number: FIXTURE_SECTOR_NUMBER,
             miner_id: FIXTURE_MINER_ID,
         })?;
-        let path = out_dir.join(SYNTHETIC_POREP_REQUEST);
+        let path = out_dir.join(file_name);
         write_json(&path, &req.to_request_json())?;
         Ok(path)
     })();

@@ -17,6 +17,8 @@ use crate::kinds::{CircuitSpec, ProofKind};
 pub const FIXTURE_SEED: u64 = 0x5eed;
 /// Seed of the generated test parameters.
 pub const PARAMS_SEED: u64 = 0x9a2a;
+/// Seed of the generated SnarkPack SRS (non-interactive PoRep).
+pub const SRS_SEED: u64 = 0x5295;
 
 /// A shared fixture directory: `<root>/<name>/` fixture sets, `<root>/params/` parameters.
 #[derive(Clone, Debug)]
@@ -92,9 +94,33 @@ impl SharedFixtures {
         })
     }
 
-    /// Makes sure the test parameters of `spec` exist in `<root>/params` (generated once).
+    /// The non-interactive PoRep request for `sector_size` in `<root>/<name>`, made once.
+    pub fn non_interactive_porep(
+        &self,
+        name: &str,
+        sector_size: u64,
+    ) -> Result<PathBuf, FilecoinError> {
+        let dir = self.root.join(name);
+        self.locked(|| {
+            let path = dir.join(fixtures::NON_INTERACTIVE_POREP_REQUEST);
+            if path.is_file() {
+                return Ok(path);
+            }
+            let t = Instant::now();
+            let path = fixtures::make_non_interactive_porep(&dir, sector_size, FIXTURE_SEED)?;
+            log::info!("made {name} non-interactive PoRep in {:.2?}", t.elapsed());
+            Ok(path)
+        })
+    }
+
+    /// Makes sure the test parameters of `spec` exist in `<root>/params` (generated once);
+    /// for a non-interactive PoRep circuit also the SnarkPack SRS its aggregation needs.
     pub fn ensure_params(&self, spec: &CircuitSpec) -> Result<(), FilecoinError> {
         self.locked(|| {
+            if spec.registered.is_non_interactive() {
+                let mut rng = ChaCha8Rng::seed_from_u64(SRS_SEED);
+                crate::params::generate_aggregation_srs(&self.params, &mut rng)?;
+            }
             if spec.params_path(&self.params).is_file() && spec.vk_path(&self.params).is_file() {
                 return Ok(());
             }

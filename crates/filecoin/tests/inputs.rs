@@ -108,11 +108,12 @@ fn bad_c1_inputs_are_typed_errors() {
         code(ProofRequest::parse_c1(v.to_string().as_bytes(), Some(1), m)),
         "wrong_sector_size"
     );
+    // An interactive C1 (1 partition) relabelled non-interactive (13 partitions at 2 KiB).
     let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
     v["registered_proof"] = serde_json::json!("StackedDrg2KiBV1_2_Feat_NonInteractivePoRep");
     assert_eq!(
         code(ProofRequest::parse_c1(v.to_string().as_bytes(), Some(1), m)),
-        "unsupported"
+        "wrong_vanilla_proof_count"
     );
     let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
     v["registered_proof"] = serde_json::json!("NoSuchProof");
@@ -389,4 +390,108 @@ fn missing_params_name_the_command() {
             .contains("filprove params generate --circuit porep-2k"),
         "{err}"
     );
+}
+
+/// Non-interactive PoRep inputs: the NI C1 parses (13 partitions, the plain PoRep circuit);
+/// mislabelled, truncated or corrupted ones are typed errors; proof bytes that are not the
+/// aggregate of this sector's partition proofs (garbage, partition proofs, an aggregate of
+/// wrong proofs and its corruptions) do not verify - no panic anywhere.
+#[test]
+fn non_interactive_porep_inputs() {
+    use filprove_groth16::Proof;
+
+    let req = common::non_interactive_porep_request();
+    let RequestBody::PoRep { c1, .. } = req.body() else {
+        panic!("not a PoRep request");
+    };
+    assert_eq!(
+        c1.registered_proof,
+        filprove_filecoin::RegisteredSealProof::StackedDrg2KiBV1_2_Feat_NonInteractivePoRep
+    );
+    assert_eq!(req.num_partitions(), 13);
+    assert!(req.is_aggregated());
+    assert!(!common::request(ProofKind::PoRep).is_aggregated());
+    assert_eq!(
+        req.circuit().cache_id,
+        common::request(ProofKind::PoRep).circuit().cache_id
+    );
+    assert_eq!(req.public_inputs().unwrap().len(), 13);
+
+    let raw = serde_json::to_vec(c1.as_ref()).unwrap();
+    let m = FIXTURE_MINER_ID;
+    assert_eq!(code(ProofRequest::parse_c1(&raw, Some(1), m)), "ok");
+    let text = String::from_utf8(raw).unwrap();
+    let edit = |f: &dyn Fn(&mut serde_json::Value)| {
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        f(&mut v);
+        code(ProofRequest::parse_c1(v.to_string().as_bytes(), Some(1), m))
+    };
+    // 13 partitions of vanilla proofs under the interactive label (1 partition).
+    assert_eq!(
+        edit(&|v| v["registered_proof"] = serde_json::json!("StackedDrg2KiBV1_1")),
+        "wrong_vanilla_proof_count"
+    );
+    // A partition missing.
+    assert_eq!(
+        edit(&|v| {
+            v["vanilla_proofs"]["StackedDrg2KiBV1"]
+                .as_array_mut()
+                .unwrap()
+                .pop();
+        }),
+        "wrong_vanilla_proof_count"
+    );
+    // The seed is not used by NI challenges, but C2 still refuses an all-zero one.
+    assert_eq!(
+        edit(&|v| v["seed"] = serde_json::json!(vec![0u8; 32])),
+        "invalid_commitment"
+    );
+    assert_eq!(
+        edit(&|v| v["comm_r"] = serde_json::json!(vec![0u8; 32])),
+        "invalid_commitment"
+    );
+    assert_eq!(
+        edit(&|v| v["comm_r"][0] = serde_json::json!(1)),
+        "invalid_request"
+    );
+    // Other miner or sector: the replica id does not match.
+    assert_eq!(
+        code(ProofRequest::parse_c1(text.as_bytes(), Some(2), m)),
+        "invalid_request"
+    );
+
+    // Assembly and verification need the parameters and the SnarkPack SRS (test ones).
+    common::ensure_params(&req.circuit());
+    // A well-formed proof that is no partition's proof (points hashed to the curve).
+    let g = Proof {
+        a: blstrs::G1Projective::hash_to_curve(b"a", b"filprove-test", &[]).into(),
+        b: blstrs::G2Projective::hash_to_curve(b"b", b"filprove-test", &[]).into(),
+        c: blstrs::G1Projective::hash_to_curve(b"c", b"filprove-test", &[]).into(),
+    };
+    assert_eq!(
+        req.assemble(&vec![g; 12]).unwrap_err().code(),
+        "malformed_proof"
+    );
+    for bytes in [
+        Vec::new(),
+        vec![0u8; 100],
+        Proof::concat(&vec![g; 13]),
+        vec![0xff; 20_000],
+    ] {
+        assert!(
+            !req.verify(&bytes).unwrap(),
+            "{} bytes verified",
+            bytes.len()
+        );
+    }
+    // The aggregate of 13 wrong proofs is well-formed but does not verify; nor do its
+    // corruptions, truncations or extensions.
+    let agg = req.assemble(&vec![g; 13]).unwrap();
+    assert!(agg.len() > 13 * Proof::SIZE / 2, "{} bytes", agg.len());
+    assert!(!req.verify(&agg).unwrap());
+    for i in (0..agg.len()).step_by(agg.len() / 29) {
+        assert!(!req.verify(&common::flip(&agg, i)).unwrap());
+    }
+    assert!(!req.verify(&agg[..agg.len() - 1]).unwrap());
+    assert!(!req.verify(&[&agg[..], &[0]].concat()).unwrap());
 }

@@ -44,3 +44,34 @@ fn synthetic_porep_2k_end_to_end() {
     assert!(req.verify(&proof).unwrap());
     assert!(!req.verify(&common::flip(&proof, 100)).unwrap());
 }
+
+/// Non-interactive PoRep (2 KiB: 13 partitions of the plain PoRep circuit, same parameters):
+/// every partition proved on the CPU backend, the proofs aggregated with SnarkPack (the test
+/// SRS), and filecoin-proofs' `verify_seal` accepts the aggregate; corruptions are rejected.
+///
+/// Ignored by default: 13 full PoRep partitions take about 9 minutes on 2 cores (the fast
+/// `inputs::non_interactive_porep_inputs` covers the fixture, the SRS, the aggregation and the
+/// verifier's rejections). Run it with
+/// `cargo test -p filprove-filecoin --test porep -- --ignored non_interactive`.
+#[test]
+#[ignore = "proves 13 PoRep partitions: about 9 minutes on 2 cores"]
+fn non_interactive_porep_2k_end_to_end() {
+    let req = common::non_interactive_porep_request();
+    assert_eq!(req.num_partitions(), 13);
+    let t = std::time::Instant::now();
+    let proof = common::prove_cpu(&req, 7);
+    eprintln!(
+        "NI PoRep 2 KiB: {} partitions proved and aggregated in {:.1?} ({} bytes)",
+        req.num_partitions(),
+        t.elapsed(),
+        proof.len()
+    );
+    assert_ne!(proof.len(), 13 * 192, "not an aggregate");
+    assert!(req.verify(&proof).unwrap());
+    for i in [0, 1, proof.len() / 2, proof.len() - 1] {
+        assert!(
+            !req.verify(&common::flip(&proof, i)).unwrap(),
+            "flipped byte {i} verified"
+        );
+    }
+}

@@ -69,6 +69,12 @@ pub fn synthetic_porep_request() -> ProofRequest {
     ProofRequest::from_request_json(&std::fs::read(path).unwrap()).unwrap()
 }
 
+/// The 2 KiB non-interactive PoRep request (sealed with the NI seal proof on first use).
+pub fn non_interactive_porep_request() -> ProofRequest {
+    let path = env().shared.non_interactive_porep("2k", 2048).unwrap();
+    ProofRequest::from_request_json(&std::fs::read(path).unwrap()).unwrap()
+}
+
 /// `req` proved on the CPU backend with its parameters and r, s from `seed`.
 pub fn prove_cpu(req: &ProofRequest, seed: u64) -> Vec<u8> {
     use rand::SeedableRng;
