@@ -32,6 +32,10 @@ pub struct FixturesArgs {
     /// (porep-synthetic.request.json).
     #[arg(long)]
     pub synthetic_porep: bool,
+    /// Also seal a sector with the non-interactive PoRep seal proof and write its PoRep
+    /// request (porep-ni.request.json; its C2 output is a SnarkPack aggregate).
+    #[arg(long)]
+    pub non_interactive_porep: bool,
 }
 
 /// Parses a sector size such as `2KiB` or `536870912`.
@@ -59,6 +63,13 @@ pub fn run(args: FixturesArgs) -> Result<()> {
         let path = filprove_filecoin::fixtures::make_synthetic_porep(&args.out, size, args.seed)?;
         stage.done("");
         println!("{:<13} {}", "porep (synthetic)", path.display());
+    }
+    if args.non_interactive_porep {
+        let stage = Stage::start("sealing a sector for non-interactive PoRep".to_string());
+        let path =
+            filprove_filecoin::fixtures::make_non_interactive_porep(&args.out, size, args.seed)?;
+        stage.done("");
+        println!("{:<13} {}", "porep (NI)", path.display());
     }
     Ok(())
 }

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
-use filprove_filecoin::{CircuitSpec, Generator};
+use filprove_filecoin::{CircuitSpec, Generator, ProofKind};
 use filprove_groth16::params::{Checked, Manifest, ParamsHeader, ReadOptions};
 use filprove_groth16::Srs;
 use rand::SeedableRng;
@@ -20,7 +20,9 @@ pub enum ParamsCommand {
     /// Check present files: digests against the network manifest (parameters.json, as
     /// embedded in storage-proofs) and the header's shape; `--validate` checks every point.
     Check(CheckArgs),
-    /// Generate test parameters (insecure: random toxic waste) under the production names.
+    /// Generate test parameters (insecure: random toxic waste) under the production names;
+    /// for PoRep circuits also the SnarkPack SRS non-interactive PoRep aggregates with
+    /// (v28-fil-inner-product-v1.srs), when absent.
     Generate(GenerateArgs),
 }
 
@@ -67,6 +69,33 @@ pub struct GenerateArgs {
     /// comparing the two on the same circuit.
     #[arg(long)]
     bellperson: bool,
+}
+
+/// Writes a test SnarkPack SRS (what non-interactive PoRep aggregates with) unless one is
+/// present (`--force` replaces it).
+fn generate_aggregation_srs(dir: &Path, args: &GenerateArgs) -> Result<()> {
+    let path = filprove_filecoin::params::aggregation_srs_path(dir);
+    if path.exists() {
+        if !args.force {
+            println!(
+                "SnarkPack SRS: present ({}), skipped (use --force to regenerate)",
+                path.display()
+            );
+            return Ok(());
+        }
+        std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
+    }
+    let stage = Stage::start("generating the SnarkPack SRS (non-interactive PoRep)");
+    // The seed's second stream: not the toxic waste of the Groth16 parameters.
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(args.seed);
+    rng.set_stream(1);
+    let path = filprove_filecoin::params::generate_aggregation_srs(dir, &mut rng)?;
+    stage.done(&format!(
+        "{} (up to {} proofs)",
+        path.display(),
+        filprove_filecoin::params::max_aggregated_proofs()
+    ));
+    Ok(())
 }
 
 /// The network's manifest (filecoin-proofs' parameters.json, embedded in storage-proofs).
@@ -133,6 +162,19 @@ fn list(dir: &Path) -> Result<()> {
                 .unwrap_or_default()
         );
     }
+    let srs = filprove_filecoin::params::aggregation_srs_path(dir);
+    let (state, size) = match std::fs::metadata(&srs) {
+        Ok(m) => ("present", format!("{:.1} MB", m.len() as f64 / 1e6)),
+        Err(_) => ("missing", "-".into()),
+    };
+    println!(
+        "{:<16} {:<10} {:>12} {:>12}  {}  (SnarkPack SRS: non-interactive PoRep)",
+        "snarkpack-srs",
+        state,
+        size,
+        "-",
+        filprove_filecoin::params::aggregation_srs_file_name()
+    );
     Ok(())
 }
 
@@ -199,6 +241,9 @@ fn generate(dir: &Path, args: &GenerateArgs) -> Result<()> {
         let spec = spec_by_name(name)?;
         if spec.sector_size >= 32 << 30 && !args.allow_large {
             bail!("{name}: generating {} parameters takes hours and ~100 GB; pass --allow-large to do it anyway", spec.short_name);
+        }
+        if spec.kind == ProofKind::PoRep {
+            generate_aggregation_srs(dir, args)?;
         }
         if spec.params_path(dir).exists() && spec.vk_path(dir).exists() && !args.force {
             println!(
