@@ -69,7 +69,9 @@ struct Field {
     __device__ __forceinline__ Field neg() const { return is_zero() ? *this : zero() - *this; }
     __device__ __forceinline__ Field dbl() const { return *this + *this; }
 
-    // Montgomery product a*b/R mod p: CIOS, lo and hi partial products in two carry chains.
+#ifndef FILPROVE_MUL_WIDE
+    // Montgomery product a*b/R mod p: CIOS, lo and hi partial products in two PTX carry
+    // chains.
     __device__ __forceinline__ friend Field operator*(const Field& a, const Field& b) {
         uint32_t t[N + 2];
 #pragma unroll
@@ -108,6 +110,47 @@ struct Field {
         for (int i = 0; i < N; i++) r.v[i] = t[i];
         return reduce_once(r);
     }
+#else
+    // Alternative product (A/B builds only, FILPROVE_CUDA_DEFINES=FILPROVE_MUL_WIDE): CIOS
+    // with each partial product one 32x32+64 -> 64-bit multiply-add (IMAD.WIDE), carries on
+    // the integer ALU. In isolation (bench/mulbench.cu, H200) it makes a G1 mixed addition
+    // 1.33x faster, but the real bucket-sum kernel 1.33x SLOWER (2^27: 1,958 vs 1,469 ms;
+    // docs/benchmarks.md, "Field product A/B"), so it is not the default.
+    __device__ __forceinline__ friend Field operator*(const Field& a, const Field& b) {
+        uint32_t t[N + 2];
+#pragma unroll
+        for (int i = 0; i < N + 2; i++) t[i] = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            const uint32_t bi = b.v[i];
+            uint64_t c = 0;
+#pragma unroll
+            for (int j = 0; j < N; j++) {
+                c = (uint64_t)a.v[j] * bi + t[j] + (c >> 32);
+                t[j] = (uint32_t)c;
+            }
+            c = (uint64_t)t[N] + (c >> 32);
+            t[N] = (uint32_t)c;
+            t[N + 1] = (uint32_t)(c >> 32);
+            const uint32_t m = t[0] * P::INV;
+            c = (uint64_t)m * P::mod(0) + t[0];
+#pragma unroll
+            for (int j = 1; j < N; j++) {
+                c = (uint64_t)m * P::mod(j) + t[j] + (c >> 32);
+                t[j - 1] = (uint32_t)c;
+            }
+            c = (uint64_t)t[N] + (c >> 32);
+            t[N - 1] = (uint32_t)c;
+            t[N] = t[N + 1] + (uint32_t)(c >> 32);
+        }
+        Field r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = t[i];
+        return reduce_once(r);
+    }
+#endif
+    // A dedicated square (off-diagonal products once, SOS reduction, wide products) was
+    // 1.2-1.4x faster alone but made the G1 mixed addition 1.45x slower: not used.
     __device__ __forceinline__ Field sqr() const { return *this * *this; }
 
     // Montgomery form <-> canonical integer.
