@@ -45,6 +45,8 @@ pub struct CudaBackend {
     state: Arc<Mutex<State>>,
     stage_bounce: Mutex<Option<Bounce>>,
     region_bounce: Mutex<Option<Bounce>>,
+    // Partitions whose proof completed, freed by `release_finished` outside the region.
+    finished: Mutex<Vec<(Box<StagedPartition>, Reservation)>>,
 }
 
 /// Device memory accounting: resident parameters plus reservations.
@@ -107,6 +109,7 @@ impl CudaBackend {
             state: Arc::new(Mutex::new(State::default())),
             stage_bounce: Mutex::new(None),
             region_bounce: Mutex::new(None),
+            finished: Mutex::new(Vec::new()),
         })
     }
 
@@ -260,6 +263,9 @@ impl CudaBackend {
         srs: &Srs,
         asg: &ProvingAssignment,
     ) -> Result<(StagedState, ProveReport), ProveError> {
+        // Free what earlier proofs left for after their region (also when the caller
+        // never calls release_finished): staging may need their memory.
+        self.release_finished();
         let mut report = ProveReport::default();
         if !self.opts.prestage {
             return Ok((StagedState::Deferred, report));
@@ -324,7 +330,7 @@ impl CudaBackend {
         staged: Option<(Box<StagedPartition>, Reservation)>,
         report: &mut ProveReport,
     ) -> Result<Proof, ProveError> {
-        let _region = lock(&self.region);
+        let region = lock(&self.region);
         let t_region = Instant::now();
         let gpu = &self.gpu;
         gpu.bind()?;
@@ -342,9 +348,12 @@ impl CudaBackend {
         let s = gpu.stream();
 
         // The partition's buffers: pre-staged (wait on the copy's event) or uploaded here.
-        let (mut part, _part_hold) = match staged {
+        let (mut part, part_hold) = match staged {
             Some((p, hold)) => (p, hold),
             None => {
+                // Uploads inside the region (the slow path anyway): earlier partitions'
+                // memory may be needed now.
+                self.release_finished();
                 let hold = self
                     .reserve(plan.staged_bytes, true)
                     .ok_or_else(|| self.oom(plan.staged_bytes))?;
@@ -368,7 +377,7 @@ impl CudaBackend {
                 (Box::new(p), hold)
             }
         };
-        let _work_hold = self
+        let work_hold = self
             .reserve(plan.working_extra(), true)
             .ok_or_else(|| self.oom(plan.working_extra()))?;
 
@@ -540,8 +549,21 @@ impl CudaBackend {
         }
         report.add_phase("result_wait", t_dl.elapsed());
         // Everything that read the staged buffers and host registrations has completed.
-        drop(part);
+        // Freeing them (unregistering 16.7 GB of a 32 GiB partition takes ~0.2 s of host
+        // time) waits for `release_finished`, after the caller's kernel lock; a finished
+        // partition still counts against the budget until then.
+        part.mark_completed();
+        {
+            let mut finished = lock(&self.finished);
+            // Bounded for callers that never release (at most one per staging slot).
+            while finished.len() > self.opts.staging_slots as usize {
+                finished.remove(0);
+            }
+            finished.push((part, part_hold));
+        }
+        drop(work_hold);
         report.add_phase("region", t_region.elapsed());
+        drop(region);
         Ok(assemble(srs, input, h, l, a, b1, b2))
     }
 
@@ -691,8 +713,27 @@ impl Backend for CudaBackend {
     fn prove(&self, srs: &Srs, inputs: &[ProofInput<'_>]) -> Result<Vec<Proof>, ProveError> {
         inputs
             .iter()
-            .map(|i| self.prove_staged(srs, *i, None).map(|(p, _)| p))
+            .map(|i| {
+                let proved = self.prove_staged(srs, *i, None).map(|(p, _)| p);
+                self.release_finished();
+                proved
+            })
             .collect()
+    }
+
+    fn release_finished(&self) {
+        let parts = std::mem::take(&mut *lock(&self.finished));
+        if parts.is_empty() {
+            return;
+        }
+        let t = Instant::now();
+        let n = parts.len();
+        drop(parts);
+        log::debug!(
+            "{}: released {n} finished partition(s) in {:.1} ms",
+            self.gpu.name(),
+            t.elapsed().as_secs_f64() * 1e3
+        );
     }
 
     fn stage<'a>(

@@ -57,8 +57,19 @@ pub struct StagedPartition {
     pub report: ProveReport,
     /// Host registrations, released after the proof's final synchronisation.
     _registered: Vec<Registered>,
-    /// The compute stream, synchronised before the buffers are freed.
+    /// The compute stream, synchronised before the buffers are freed unless the proof
+    /// that used them is known to have completed (the stream may be running another
+    /// partition's kernels by then).
     compute: Arc<CudaStream>,
+    completed: bool,
+}
+
+impl StagedPartition {
+    /// Records that every copy and kernel reading these buffers has completed (the proof
+    /// waited for its final event), so dropping need not wait for the compute stream.
+    pub fn mark_completed(&mut self) {
+        self.completed = true;
+    }
 }
 
 impl Drop for StagedPartition {
@@ -66,6 +77,9 @@ impl Drop for StagedPartition {
         // On the normal path both waits return at once (the proof synchronised); on an
         // error path they keep in-flight copies and kernels from outliving the buffers
         // and the host registrations.
+        if self.completed {
+            return;
+        }
         if let Some((_, end)) = &self.copy_events {
             let _ = end.synchronize();
         }
@@ -184,5 +198,6 @@ pub fn stage(
         report,
         _registered: registered,
         compute: gpu.stream().clone(),
+        completed: false,
     })
 }

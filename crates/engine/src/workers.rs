@@ -237,6 +237,8 @@ pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize, worker: usize) {
         timeline("gpu_end", &job.id, task.partition, gpu);
         drop(kernel);
         timeline("lock_released", &job.id, task.partition, gpu);
+        // The partition's buffers and host registrations, freed outside the lock.
+        dev.backend.release_finished();
         dev.set_current(None);
         dev.add_busy(dt);
         job.note_device(device);

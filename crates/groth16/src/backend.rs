@@ -106,6 +106,12 @@ pub trait Backend: Send + Sync {
         Ok((proof, report))
     }
 
+    /// Frees what finished proofs still hold (a GPU backend: the partition's device
+    /// buffers and host registrations, whose release takes host time). Callers that
+    /// share a kernel lock call it after releasing the lock; the default has nothing to
+    /// free.
+    fn release_finished(&self) {}
+
     /// Drops any device copy of `srs` the backend keeps (the SRS manager evicted it).
     fn evict(&self, _srs: &Srs) {}
 
