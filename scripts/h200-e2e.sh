@@ -2,8 +2,9 @@
 # End-to-end run on the H200 machine with a carried release `filprove` (no cargo there):
 # real Filecoin sectors sealed there, test parameters generated there, every proof kind
 # proved on the CPU backend and on the CUDA backend with the same r, s (proofs must be
-# byte-identical), each verified by filecoin-proofs; then our CPU prover against
-# filecoin-proofs' own prover on the same inputs.
+# byte-identical), each verified by filecoin-proofs; at 2 KiB also a non-interactive PoRep
+# (SnarkPack aggregate) on the GPU; then our CPU prover against filecoin-proofs' own
+# prover on the same inputs.
 #
 #   bash scripts/h200-e2e.sh OUTDIR [2KiB|512MiB ...]
 set -uo pipefail
@@ -32,6 +33,11 @@ for size in "${sizes[@]}"; do
   step "cpu and cuda proofs byte-identical ($size)" diff -r "$work/proofs-$size-cpu" "$work/proofs-$size-cuda"
   step "verify cuda porep proof ($size)" "$bin" verify --request "$fx/porep.request.json" --proof "$work/proofs-$size-cuda/porep.proof"
   if [ "$size" = 2KiB ]; then
+    # Non-interactive PoRep: 13 partitions on the GPU, SnarkPack aggregate, verified
+    # (the CPU backend takes ~9 min on 2 cores for it; CI runs only its input tests).
+    step "fixtures $size non-interactive porep" "$bin" fixtures --out "$fx-ni" --sector-size "$size" --kinds porep --non-interactive-porep
+    step "prove ni-porep $size cuda" "$bin" prove --request "$fx-ni/porep-ni.request.json" --backend cuda --out "$work/ni-porep-$size.proof"
+    step "verify ni-porep $size" "$bin" verify --request "$fx-ni/porep-ni.request.json" --proof "$work/ni-porep-$size.proof"
     for k in porep winning-post; do
       step "compare $k $size (cpu vs filecoin-proofs)" sh -c "'$bin' compare --request '$fx/$k.request.json' --backend cpu --runs 2 >> '$out/compare.jsonl'"
       step "compare $k $size (cuda vs filecoin-proofs)" sh -c "'$bin' compare --request '$fx/$k.request.json' --backend cuda --runs 2 >> '$out/compare.jsonl'"
