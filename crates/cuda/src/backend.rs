@@ -549,7 +549,7 @@ impl CudaBackend {
         }
         report.add_phase("result_wait", t_dl.elapsed());
         // Everything that read the staged buffers and host registrations has completed.
-        // Freeing them (unregistering 16.7 GB of a 32 GiB partition takes ~0.2 s of host
+        // Freeing them (unregistering 16.7 GB of a 32 GiB partition takes ~0.3 s of host
         // time) waits for `release_finished`, after the caller's kernel lock; a finished
         // partition still counts against the budget until then.
         part.mark_completed();

@@ -235,22 +235,25 @@ pub fn seal_proof_for_size(sector_size: u64) -> Option<RegisteredSealProof> {
 
 /// The synthetic-PoRep seal proof (V1_1, Feat_SyntheticPoRep) for a sector size.
 pub fn synthetic_seal_proof_for_size(sector_size: u64) -> Option<RegisteredSealProof> {
-    RegisteredProof::all().into_iter().find_map(|p| match p {
-        RegisteredProof::Seal(s)
-            if u64::from(s.sector_size()) == sector_size
-                && s.feature_enabled(filecoin_proofs_api::ApiFeature::SyntheticPoRep) =>
-        {
-            Some(s)
-        }
-        _ => None,
-    })
+    featured_seal_proof(sector_size, filecoin_proofs_api::ApiFeature::SyntheticPoRep)
 }
 
 /// The non-interactive PoRep seal proof (V1_2, Feat_NonInteractivePoRep) for a sector size.
 pub fn non_interactive_seal_proof_for_size(sector_size: u64) -> Option<RegisteredSealProof> {
+    featured_seal_proof(
+        sector_size,
+        filecoin_proofs_api::ApiFeature::NonInteractivePoRep,
+    )
+}
+
+/// The registered seal proof of `sector_size` with `feature` enabled.
+fn featured_seal_proof(
+    sector_size: u64,
+    feature: filecoin_proofs_api::ApiFeature,
+) -> Option<RegisteredSealProof> {
     RegisteredProof::all().into_iter().find_map(|p| match p {
         RegisteredProof::Seal(s)
-            if u64::from(s.sector_size()) == sector_size && p.is_non_interactive() =>
+            if u64::from(s.sector_size()) == sector_size && s.feature_enabled(feature) =>
         {
             Some(s)
         }

@@ -81,17 +81,12 @@ impl SharedFixtures {
 
     /// The synthetic-PoRep request for `sector_size` in `<root>/<name>`, made once.
     pub fn synthetic_porep(&self, name: &str, sector_size: u64) -> Result<PathBuf, FilecoinError> {
-        let dir = self.root.join(name);
-        self.locked(|| {
-            let path = dir.join(fixtures::SYNTHETIC_POREP_REQUEST);
-            if path.is_file() {
-                return Ok(path);
-            }
-            let t = Instant::now();
-            let path = fixtures::make_synthetic_porep(&dir, sector_size, FIXTURE_SEED)?;
-            log::info!("made {name} synthetic PoRep in {:.2?}", t.elapsed());
-            Ok(path)
-        })
+        self.seal_variant(
+            name,
+            fixtures::SYNTHETIC_POREP_REQUEST,
+            "synthetic PoRep",
+            |dir| fixtures::make_synthetic_porep(dir, sector_size, FIXTURE_SEED),
+        )
     }
 
     /// The non-interactive PoRep request for `sector_size` in `<root>/<name>`, made once.
@@ -100,15 +95,31 @@ impl SharedFixtures {
         name: &str,
         sector_size: u64,
     ) -> Result<PathBuf, FilecoinError> {
+        self.seal_variant(
+            name,
+            fixtures::NON_INTERACTIVE_POREP_REQUEST,
+            "non-interactive PoRep",
+            |dir| fixtures::make_non_interactive_porep(dir, sector_size, FIXTURE_SEED),
+        )
+    }
+
+    /// `<root>/<name>/<file_name>`, made by `make(<root>/<name>)` unless it exists.
+    fn seal_variant(
+        &self,
+        name: &str,
+        file_name: &str,
+        what: &str,
+        make: impl FnOnce(&Path) -> Result<PathBuf, FilecoinError>,
+    ) -> Result<PathBuf, FilecoinError> {
         let dir = self.root.join(name);
         self.locked(|| {
-            let path = dir.join(fixtures::NON_INTERACTIVE_POREP_REQUEST);
+            let path = dir.join(file_name);
             if path.is_file() {
                 return Ok(path);
             }
             let t = Instant::now();
-            let path = fixtures::make_non_interactive_porep(&dir, sector_size, FIXTURE_SEED)?;
-            log::info!("made {name} non-interactive PoRep in {:.2?}", t.elapsed());
+            let path = make(&dir)?;
+            log::info!("made {name} {what} in {:.2?}", t.elapsed());
             Ok(path)
         })
     }
