@@ -1,14 +1,54 @@
 // NTT over BLS12-381 Fr, and the H polynomial's pointwise step.
 //
-// Layout: one array of n = 2^lg Montgomery-form Fr values. A transform is a bit-reversal
-// permutation followed by lg radix-2 decimation-in-time stages: the first SH stages (the
-// butterflies inside 2^SH-element blocks) run in shared memory in one launch, the rest one
-// launch per stage over global memory. Twiddles: tw[i] = omega^i for i < n/2, computed on
-// the device; the inverse transform reads omega^-i = -omega^(n/2-i) from the same table.
+// Layout: one array of n = 2^lg Montgomery-form Fr values. A transform is lg radix-2
+// stages, decimation in time (DIT: bit-reversed input, natural output, stages 0 .. lg-1)
+// or in frequency (DIF: natural input, bit-reversed output, stages lg-1 .. 0). Stage s
+// pairs the indices that differ in bit s; its twiddle is omega_{2^(s+1)}^j with j the low s
+// bits of the pair's index, read as tw[j << (lg-1-s)] from tw[i] = omega^i (i < n/2,
+// computed on the device); the inverse transform reads omega^-i = -omega^(n/2-i) from the
+// same table. The first stages (10 from 2^13 on) run in one launch (ntt_shared_*: a block
+// per 2^10 contiguous elements), the others 3 to 6 at a time (ntt_strided_*), both as
+// ntt_block; strided_passes in ntt.rs splits them. The bit reversal before a DIT forward
+// transform or after a DIF inverse one is ntt_bitrev(_scale), with the coset scalings.
 #include "ff/bls12_381.cuh"
 
-#define SH_LG 10  // log2 of the elements per shared-memory block
+// log2 of the elements one block of ntt_shared_* / ntt_strided_* transforms.
+#define NTT_BLOCK_LG 10
+// log2 of the elements each thread holds in registers: it runs up to this many stages on
+// them between two exchanges through shared memory (radix 8). RADIX_LG in ntt.rs.
+#define NTT_RADIX_LG 3
+#define NTT_THREADS (1 << (NTT_BLOCK_LG - NTT_RADIX_LG))
 
+// Dynamic shared memory of every kernel here, in 16-byte words.
+extern __shared__ uint4 smem[];
+
+// Fr loads and stores as two 16-byte accesses (every Fr array here is 32-byte aligned)
+// instead of eight 4-byte ones; ldg_fr for data no kernel writes (twiddles, tables).
+__device__ __forceinline__ Fr fr_of(uint4 a, uint4 b) {
+    Fr r;
+    r.v[0] = a.x, r.v[1] = a.y, r.v[2] = a.z, r.v[3] = a.w;
+    r.v[4] = b.x, r.v[5] = b.y, r.v[6] = b.z, r.v[7] = b.w;
+    return r;
+}
+__device__ __forceinline__ uint4 fr_lo(const Fr& x) { return make_uint4(x.v[0], x.v[1], x.v[2], x.v[3]); }
+__device__ __forceinline__ uint4 fr_hi(const Fr& x) { return make_uint4(x.v[4], x.v[5], x.v[6], x.v[7]); }
+__device__ __forceinline__ Fr load_fr(const Fr* p) {
+    const uint4* q = reinterpret_cast<const uint4*>(p);
+    return fr_of(q[0], q[1]);
+}
+__device__ __forceinline__ Fr ldg_fr(const Fr* p) {
+    const uint4* q = reinterpret_cast<const uint4*>(p);
+    return fr_of(__ldg(q), __ldg(q + 1));
+}
+__device__ __forceinline__ void store_fr(Fr* p, const Fr& x) {
+    uint4* q = reinterpret_cast<uint4*>(p);
+    q[0] = fr_lo(x);
+    q[1] = fr_hi(x);
+}
+
+__device__ __forceinline__ uint32_t brev(uint32_t i, uint32_t lg) { return lg ? __brev(i) >> (32 - lg) : 0; }
+
+// The twiddle of ntt_stage (the radix-2 comparison path).
 __device__ __forceinline__ Fr twiddle(const Fr* tw, uint32_t half, uint32_t e, bool inverse) {
     if (e == 0) return Fr::one();
     if (!inverse) return tw[e];
@@ -31,7 +71,7 @@ extern "C" __global__ void ntt_powers(Fr* out, Fr c, Fr omega, uint32_t len) {
 
 // c * g^i from two small tables (lo[k] = g^k, hi[k] = c * g^(k 2^lo_bits)).
 __device__ __forceinline__ Fr scale_at(const Fr* lo, const Fr* hi, uint32_t lo_bits, uint32_t i) {
-    return lo[i & ((1u << lo_bits) - 1)] * hi[i >> lo_bits];
+    return ldg_fr(lo + (i & ((1u << lo_bits) - 1))) * ldg_fr(hi + (i >> lo_bits));
 }
 
 // d[p] *= c * g^i, two products per element and no serial chain; i = p, or with brev_lg
@@ -39,48 +79,94 @@ __device__ __forceinline__ Fr scale_at(const Fr* lo, const Fr* hi, uint32_t lo_b
 extern "C" __global__ void ntt_scale_table(Fr* d, uint32_t n, const Fr* lo, const Fr* hi, uint32_t lo_bits,
                                            uint32_t brev_lg) {
     for (uint32_t p = blockIdx.x * blockDim.x + threadIdx.x; p < n; p += gridDim.x * blockDim.x) {
-        uint32_t i = brev_lg ? __brev(p) >> (32 - brev_lg) : p;
-        d[p] = d[p] * scale_at(lo, hi, lo_bits, i);
-    }
-}
-
-// Bit-reversed -> natural order with the scaling of ntt_scale_table fused in: afterwards
-// d[i] = c * g^i * (old d[bitreverse(i)]).
-extern "C" __global__ void ntt_bitrev_scale(Fr* d, uint32_t lg, const Fr* lo, const Fr* hi, uint32_t lo_bits) {
-    uint32_t n = 1u << lg;
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        uint32_t j = lg ? __brev(i) >> (32 - lg) : i;
-        if (i < j) {
-            Fr x = d[i], y = d[j];
-            d[i] = y * scale_at(lo, hi, lo_bits, i);
-            d[j] = x * scale_at(lo, hi, lo_bits, j);
-        } else if (i == j) {
-            d[i] = d[i] * scale_at(lo, hi, lo_bits, i);
-        }
+        uint32_t i = brev_lg ? brev(p, brev_lg) : p;
+        store_fr(d + p, load_fr(d + p) * scale_at(lo, hi, lo_bits, i));
     }
 }
 
 // d[i] *= c.
 extern "C" __global__ void ntt_scale_const(Fr* d, uint32_t n, Fr c) {
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        d[i] = d[i] * c;
+        store_fr(d + i, load_fr(d + i) * c);
     }
 }
 
-extern "C" __global__ void ntt_bitrev(Fr* d, uint32_t lg) {
-    uint32_t n = 1u << lg;
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        uint32_t j = __brev(i) >> (32 - lg);
-        if (i < j) {
-            Fr t = d[i];
-            d[i] = d[j];
-            d[j] = t;
+// In-place bit reversal of 2^lg elements, optionally scaled: afterwards d[i] = f * (old
+// d[brev(i)]) with f = c g^i (by_source 0) or f = c g^brev(i) (by_source 1), c g^x from the
+// tables of scale_at; f = 1 when lo is null.
+//
+// From lg = 8 on, index i = (a, m, b) = a 2^(lg-4) + m 2^4 + b with a, b < 16, and the
+// reversal maps (a, m, b) to (brev4(b), m', brev4(a)) with m' = brev(m) of lg-8 bits: the
+// 256-element tile T_m = {(a, m, b)} goes onto T_m' and back. Block m (blocks with m > m'
+// have nothing to do) reads T_m and T_m' in rows of 16 consecutive elements into shared
+// memory and writes each tile's transpose into the other, again in rows. 256 threads,
+// thread (a, b) = (t >> 4, t & 15); 16 KB of shared memory: tile u in
+// smem[512 u + slot] (low halves) and smem[512 u + 256 + slot] (high halves), element (row,
+// col) at slot 16 row + (col ^ brev4(row)), so that the row-wise writes and the
+// column-wise reads hit 8 different 16-byte bank groups per quarter warp.
+// Below lg = 8 (a single block) each thread swaps pairs directly.
+__device__ __forceinline__ uint32_t brev4(uint32_t x) { return __brev(x) >> 28; }
+__device__ __forceinline__ uint32_t tile_slot(uint32_t u, uint32_t row, uint32_t col) {
+    return 512 * u + 16 * row + (col ^ brev4(row));
+}
+__device__ __forceinline__ void tile_put(uint32_t u, uint32_t row, uint32_t col, const Fr& x) {
+    uint32_t s = tile_slot(u, row, col);
+    smem[s] = fr_lo(x);
+    smem[s + 256] = fr_hi(x);
+}
+__device__ __forceinline__ Fr tile_get(uint32_t u, uint32_t row, uint32_t col) {
+    uint32_t s = tile_slot(u, row, col);
+    return fr_of(smem[s], smem[s + 256]);
+}
+// x scaled for destination index i holding the old value of index src = brev(i).
+__device__ __forceinline__ Fr bitrev_scaled(Fr x, uint32_t i, uint32_t src, const Fr* lo, const Fr* hi,
+                                            uint32_t lo_bits, uint32_t by_source) {
+    return lo ? x * scale_at(lo, hi, lo_bits, by_source ? src : i) : x;
+}
+__device__ __forceinline__ void bitrev_permute(Fr* d, uint32_t lg, const Fr* lo, const Fr* hi, uint32_t lo_bits,
+                                               uint32_t by_source) {
+    if (lg < 8) {
+        for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < (1u << lg); i += gridDim.x * blockDim.x) {
+            uint32_t j = brev(i, lg);
+            if (i < j) {
+                Fr x = load_fr(d + i), y = load_fr(d + j);
+                store_fr(d + i, bitrev_scaled(y, i, j, lo, hi, lo_bits, by_source));
+                store_fr(d + j, bitrev_scaled(x, j, i, lo, hi, lo_bits, by_source));
+            } else if (i == j && lo) {
+                store_fr(d + i, bitrev_scaled(load_fr(d + i), i, i, lo, hi, lo_bits, by_source));
+            }
         }
+        return;
     }
+    const uint32_t m = blockIdx.x, mr = brev(m, lg - 8);
+    if (m > mr) return;
+    const uint32_t a = threadIdx.x >> 4, b = threadIdx.x & 15, sh = lg - 4;
+    const uint32_t im = (a << sh) | (m << 4) | b, imr = (a << sh) | (mr << 4) | b;
+    tile_put(0, a, b, load_fr(d + im));
+    if (mr != m) tile_put(1, a, b, load_fr(d + imr));
+    __syncthreads();
+    // d[(a, m, b)] = old d[(brev4 b, m', brev4 a)]: row brev4(b), column brev4(a) of T_m'.
+    const uint32_t row = brev4(b), col = brev4(a);
+    const uint32_t src_m = (row << sh) | (mr << 4) | col, src_mr = (row << sh) | (m << 4) | col;
+    Fr x = tile_get(mr != m ? 1 : 0, row, col);
+    store_fr(d + im, bitrev_scaled(x, im, src_m, lo, hi, lo_bits, by_source));
+    if (mr != m) {
+        Fr y = tile_get(0, row, col);
+        store_fr(d + imr, bitrev_scaled(y, imr, src_mr, lo, hi, lo_bits, by_source));
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(256) ntt_bitrev(Fr* d, uint32_t lg) {
+    bitrev_permute(d, lg, nullptr, nullptr, 0, 0);
+}
+extern "C" __global__ void __launch_bounds__(256) ntt_bitrev_scale(Fr* d, uint32_t lg, const Fr* lo,
+                                                                   const Fr* hi, uint32_t lo_bits,
+                                                                   uint32_t by_source) {
+    bitrev_permute(d, lg, lo, hi, lo_bits, by_source);
 }
 
 // One butterfly on (x, y) with twiddle w: decimation in time (x + wy, x - wy) or in
-// frequency (x + y, (x - y) w).
+// frequency (x + y, (x - y) w); butterfly1 is either with w = 1.
 template <bool DIF>
 __device__ __forceinline__ void butterfly(Fr& x, Fr& y, const Fr& w) {
     if (DIF) {
@@ -93,37 +179,201 @@ __device__ __forceinline__ void butterfly(Fr& x, Fr& y, const Fr& w) {
         x = x + v;
     }
 }
-
-// The first k = min(lg, SH_LG) stages, each block on 2^k contiguous elements. Decimation in
-// time runs stages 0 .. k-1 (after the bit reversal); decimation in frequency (dif) runs
-// them last, k-1 .. 0, and leaves the output in bit-reversed order.
-template <bool dif>
-__device__ __forceinline__ void shared_stages(Fr* d, const Fr* tw, uint32_t lg, uint32_t inverse) {
-    extern __shared__ Fr sm[];
-    uint32_t k = lg < SH_LG ? lg : SH_LG;
-    uint32_t bsize = 1u << k;
-    uint32_t half = 1u << (lg - 1);
-    Fr* blk = d + (size_t)blockIdx.x * bsize;
-    for (uint32_t i = threadIdx.x; i < bsize; i += blockDim.x) sm[i] = blk[i];
-    __syncthreads();
-    for (uint32_t r = 0; r < k; r++) {
-        const uint32_t s = dif ? k - 1 - r : r;
-        uint32_t h = 1u << s;
-        for (uint32_t t = threadIdx.x; t < bsize / 2; t += blockDim.x) {
-            uint32_t j = t & (h - 1);
-            uint32_t i0 = ((t >> s) << (s + 1)) + j;
-            Fr w = twiddle(tw, half, j << (lg - 1 - s), inverse);
-            Fr u = sm[i0], v = sm[i0 + h];
-            butterfly<dif>(u, v, w);
-            sm[i0] = u;
-            sm[i0 + h] = v;
-        }
-        __syncthreads();
-    }
-    for (uint32_t i = threadIdx.x; i < bsize; i += blockDim.x) blk[i] = sm[i];
+__device__ __forceinline__ void butterfly1(Fr& x, Fr& y) {
+    Fr t = x - y;
+    x = x + y;
+    y = t;
 }
 
-// One radix-2 stage with half-size 2^s over global memory.
+// omega^e, or omega^-e = -omega^(n/2-e) for the inverse (e = 0: tw[0] = 1).
+template <bool INV>
+__device__ __forceinline__ Fr twiddle_of(const Fr* tw, uint32_t half, uint32_t e) {
+    if (!INV) return ldg_fr(tw + e);
+    Fr w = ldg_fr(tw + ((half - e) & (half - 1)));
+    Fr m = Fr::zero() - w;
+    return e ? m : w;
+}
+
+// Stage q = b + H of a block (block-relative: global stage s0 + q) on the 2^ME elements
+// x[i] of one thread, whose block rows are rlow + (i << b) + (bits above b + ME): it pairs
+// x[i] and x[i + 2^H]. The pair's row has low bits jq = rlow + ((i mod 2^H) << b), its
+// global index low bits j = low + (jq << s0), and its twiddle exponent j << (lg-1-s0-q).
+// With SKIP (the shared kernel's first window: s0 = 0, b = 0, low = 0, rlow = 0) the pairs
+// with i mod 2^H = 0 have twiddle 1 and no product; the test is on compile-time indices,
+// so every warp skips the same ones. H is a template argument so that x and w stay in
+// registers (every index a constant).
+template <bool DIF, bool INV, bool SKIP, int ME, int H>
+__device__ __forceinline__ void radix_stage(Fr (&x)[1 << ME], const Fr* tw, uint32_t lg, uint32_t s0, uint32_t low,
+                                            uint32_t rlow, uint32_t b) {
+    const uint32_t half = 1u << (lg - 1), q = b + H;
+    Fr w[1 << H];
+#pragma unroll
+    for (int t = SKIP ? 1 : 0; t < (1 << H); t++) {
+        const uint32_t jq = rlow + ((uint32_t)t << b);
+        w[t] = twiddle_of<INV>(tw, half, (low + (jq << s0)) << (lg - 1 - s0 - q));
+    }
+#pragma unroll
+    for (int i = 0; i < (1 << ME); i++) {
+        if (i & (1 << H)) continue;
+        const int t = i & ((1 << H) - 1);
+        if (SKIP && t == 0) {
+            butterfly1(x[i], x[i + (1 << H)]);
+        } else {
+            butterfly<DIF>(x[i], x[i + (1 << H)], w[t]);
+        }
+    }
+}
+
+// The stages q0 .. q1-1 of a window (see ntt_block) among b .. b+ME-1, in increasing order
+// for decimation in time and decreasing for frequency; R counts the ones done.
+template <bool DIF, bool INV, bool SKIP, int ME, int R = 0>
+__device__ __forceinline__ void radix_stages(Fr (&x)[1 << ME], const Fr* tw, uint32_t lg, uint32_t s0, uint32_t low,
+                                             uint32_t rlow, uint32_t b, uint32_t q0, uint32_t q1) {
+    if constexpr (R < ME) {
+        constexpr int H = DIF ? ME - 1 - R : R;
+        if (b + H >= q0 && b + H < q1) radix_stage<DIF, INV, SKIP, ME, H>(x, tw, lg, s0, low, rlow, b);
+        radix_stages<DIF, INV, SKIP, ME, R + 1>(x, tw, lg, s0, low, rlow, b, q0, q1);
+    }
+}
+
+// Shared-memory layout of a block of E elements: the low 16 bytes of element e at
+// smem[sw(e)], the high 16 bytes at smem[E + sw(e)], so a 16-byte access by 8 threads
+// (a quarter warp) is conflict-free when their sw(e) differ in bits 0-2 (the bank group).
+// In ntt_block they differ in e's bits 0-2 (strided passes; windows above the first),
+// or 3-5 (the shared kernel's first window), or with NTT_RADIX_LG = 2 also in bits
+// {2, 3, 4} or {0, 1, 4}; sw() XORs bits 0-2 with (e3, e4, e4 ^ e5), one-to-one on each.
+__device__ __forceinline__ uint32_t sw(uint32_t e) { return e ^ ((e >> 3) & 7) ^ ((e >> 2) & 4); }
+
+// Stages s0 .. s0+k-1 of a transform, decimation in time (in this order) or in frequency
+// (in reverse), on one block of E = blockDim.x 2^ME elements. The block takes C = E / 2^k
+// columns of 2^k rows: element (r, c) is d[base + c + (r << s0)], the 2^k indices that
+// differ only in bits s0 .. s0+k-1, for C consecutive values `low` of the bits below s0
+// (in rows of C consecutive elements); the shared kernel has s0 = 0, C = 1 and the block's
+// 2^k contiguous elements. Thread u takes column c = u mod C and rho = u / C (k - ME bits).
+//
+// The k stages go in windows of ME: window w runs stages q0 = w ME .. min(q0 + ME, k)-1
+// on the rows whose bits b .. b+ME-1 (b = min(q0, k - ME), so the window fits) come from
+// the thread's register index i and the other k - ME bits from rho, in order. The first
+// window loads from global memory, the last stores to global memory, and between windows
+// the elements go through shared memory (one barrier each). With lo != null the stored
+// values are scaled: value number v of the transform's output (p for DIT, brev(p) for DIF
+// at position p) times c g^v (the tables of scale_at).
+template <bool DIF, bool INV, bool SHARED, int ME>
+__device__ __forceinline__ void ntt_block(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k, const Fr* lo,
+                                          const Fr* hi, uint32_t lo_bits) {
+    constexpr uint32_t R = 1u << ME;
+    const uint32_t lg_e = 31 - __clz(blockDim.x) + ME;
+    const uint32_t E = 1u << lg_e, cl = lg_e - k;  // C = 2^cl columns (cl <= s0)
+    const uint32_t col = threadIdx.x & ((1u << cl) - 1), rho = threadIdx.x >> cl;
+    const uint32_t low = ((blockIdx.x << cl) & ((1u << s0) - 1)) + col;  // bits below s0
+    const uint32_t base = ((blockIdx.x >> (s0 - cl)) << (s0 + k)) + low;  // row 0
+    const uint32_t windows = (k + ME - 1) / ME;
+    for (uint32_t r = 0; r < windows; r++) {
+        const uint32_t w = DIF ? windows - 1 - r : r;
+        const uint32_t q0 = w * ME, q1 = min(q0 + ME, k), b = min(q0, k - ME);
+        const uint32_t rows = (rho & ((1u << b) - 1)) | ((rho >> b) << (b + ME));  // i = 0
+        Fr x[R];
+        if (r == 0) {
+#pragma unroll
+            for (uint32_t i = 0; i < R; i++) x[i] = load_fr(d + base + ((rows | (i << b)) << s0));
+        } else {
+            __syncthreads();
+#pragma unroll
+            for (uint32_t i = 0; i < R; i++) {
+                const uint32_t e = sw((rows | (i << b)) << cl | col);
+                x[i] = fr_of(smem[e], smem[E + e]);
+            }
+        }
+        if (SHARED && w == 0) {
+            radix_stages<DIF, INV, true, ME>(x, tw, lg, s0, low, 0, 0, q0, q1);
+        } else {
+            radix_stages<DIF, INV, false, ME>(x, tw, lg, s0, low, rows & ((1u << b) - 1), b, q0, q1);
+        }
+        if (r == windows - 1) {
+#pragma unroll
+            for (uint32_t i = 0; i < R; i++) {
+                const uint32_t p = base + ((rows | (i << b)) << s0);
+                if (lo) x[i] = x[i] * scale_at(lo, hi, lo_bits, DIF ? brev(p, lg) : p);
+                store_fr(d + p, x[i]);
+            }
+        } else {
+#pragma unroll
+            for (uint32_t i = 0; i < R; i++) {
+                const uint32_t e = sw((rows | (i << b)) << cl | col);
+                smem[e] = fr_lo(x[i]);
+                smem[E + e] = fr_hi(x[i]);
+            }
+        }
+    }
+}
+
+// Transforms of 2 or 4 elements (lg < NTT_RADIX_LG, one block of one thread): the stages
+// one after the other in global memory, then the scaling of ntt_block.
+template <bool DIF>
+__device__ __forceinline__ void tiny_transform(Fr* d, const Fr* tw, uint32_t lg, uint32_t inverse, const Fr* lo,
+                                               const Fr* hi, uint32_t lo_bits) {
+    const uint32_t half = 1u << (lg - 1);
+    for (uint32_t r = 0; r < lg; r++) {
+        const uint32_t s = DIF ? lg - 1 - r : r, h = 1u << s;
+        for (uint32_t t = 0; t < half; t++) {
+            const uint32_t j = t & (h - 1), i0 = ((t >> s) << (s + 1)) + j;
+            Fr x = d[i0], y = d[i0 + h];
+            butterfly<DIF>(x, y, twiddle(tw, half, j << (lg - 1 - s), inverse));
+            d[i0] = x;
+            d[i0 + h] = y;
+        }
+    }
+    for (uint32_t p = 0; lo && p < 2 * half; p++) d[p] = d[p] * scale_at(lo, hi, lo_bits, DIF ? brev(p, lg) : p);
+}
+
+// Entry points, one per direction, so that each butterfly loop is compiled (registers,
+// scheduling) for its own direction alone; the inverse selects a whole copy of the code.
+// Shared: stages 0 .. k-1 (k <= NTT_BLOCK_LG; k = lg or k >= NTT_RADIX_LG), grid 2^(lg-k),
+// blockDim 2^(k - min(k, NTT_RADIX_LG)), 32 2^k bytes of shared memory; lo may be null (no
+// scaling). Strided: stages s0 .. s0+k-1 (NTT_RADIX_LG <= k <= NTT_BLOCK_LG - 4, s0 + k >=
+// NTT_BLOCK_LG, so 2^NTT_BLOCK_LG / 2^k columns fit below s0), blockDim NTT_THREADS, grid
+// n / 2^NTT_BLOCK_LG, 32 2^NTT_BLOCK_LG bytes of shared memory.
+extern "C" __global__ void __launch_bounds__(NTT_THREADS)
+    ntt_shared_dit(Fr* d, const Fr* tw, uint32_t lg, uint32_t k, uint32_t inverse, const Fr* lo, const Fr* hi,
+                   uint32_t lo_bits) {
+    if (k < NTT_RADIX_LG) {
+        tiny_transform<false>(d, tw, lg, inverse, lo, hi, lo_bits);
+    } else if (inverse) {
+        ntt_block<false, true, true, NTT_RADIX_LG>(d, tw, lg, 0, k, lo, hi, lo_bits);
+    } else {
+        ntt_block<false, false, true, NTT_RADIX_LG>(d, tw, lg, 0, k, lo, hi, lo_bits);
+    }
+}
+extern "C" __global__ void __launch_bounds__(NTT_THREADS)
+    ntt_shared_dif(Fr* d, const Fr* tw, uint32_t lg, uint32_t k, uint32_t inverse, const Fr* lo, const Fr* hi,
+                   uint32_t lo_bits) {
+    if (k < NTT_RADIX_LG) {
+        tiny_transform<true>(d, tw, lg, inverse, lo, hi, lo_bits);
+    } else if (inverse) {
+        ntt_block<true, true, true, NTT_RADIX_LG>(d, tw, lg, 0, k, lo, hi, lo_bits);
+    } else {
+        ntt_block<true, false, true, NTT_RADIX_LG>(d, tw, lg, 0, k, lo, hi, lo_bits);
+    }
+}
+extern "C" __global__ void __launch_bounds__(NTT_THREADS)
+    ntt_strided_dit(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k, uint32_t inverse) {
+    if (inverse) {
+        ntt_block<false, true, false, NTT_RADIX_LG>(d, tw, lg, s0, k, nullptr, nullptr, 0);
+    } else {
+        ntt_block<false, false, false, NTT_RADIX_LG>(d, tw, lg, s0, k, nullptr, nullptr, 0);
+    }
+}
+extern "C" __global__ void __launch_bounds__(NTT_THREADS)
+    ntt_strided_dif(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k, uint32_t inverse) {
+    if (inverse) {
+        ntt_block<true, true, false, NTT_RADIX_LG>(d, tw, lg, s0, k, nullptr, nullptr, 0);
+    } else {
+        ntt_block<true, false, false, NTT_RADIX_LG>(d, tw, lg, s0, k, nullptr, nullptr, 0);
+    }
+}
+
+// One radix-2 stage with half-size 2^s over global memory (FILPROVE_NTT_RADIX2=1, the
+// comparison path: ntt_shared_dit for the first stages, then one launch per stage).
 extern "C" __global__ void ntt_stage(Fr* d, const Fr* tw, uint32_t lg, uint32_t s, uint32_t inverse) {
     uint32_t half = 1u << (lg - 1);
     uint32_t h = 1u << s;
@@ -137,69 +387,10 @@ extern "C" __global__ void ntt_stage(Fr* d, const Fr* tw, uint32_t lg, uint32_t 
     }
 }
 
-// Stages s0 .. s0+k-1 (s0 >= SH_LG, k <= 6) in shared memory, in decreasing order for
-// decimation in frequency. A butterfly group is the 2^k elements that differ only in
-// index bits s0 .. s0+k-1; a block takes STRIDED_G groups with consecutive low bits so
-// that its loads and stores are 512-byte runs.
-#define STRIDED_G 16
-template <bool dif>
-__device__ __forceinline__ void strided_stages(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k,
-                                               uint32_t inverse) {
-    extern __shared__ Fr sm[];
-    const uint32_t half = 1u << (lg - 1);
-    const uint32_t E = STRIDED_G << k;
-    const uint32_t lows = (1u << s0) / STRIDED_G;
-    const uint32_t base_low = (blockIdx.x % lows) * STRIDED_G;
-    const size_t high = (size_t)(blockIdx.x / lows) << (s0 + k);
-    for (uint32_t e = threadIdx.x; e < E; e += blockDim.x) {
-        uint32_t g = e % STRIDED_G, t = e / STRIDED_G;
-        sm[e] = d[high + base_low + g + ((size_t)t << s0)];
-    }
-    __syncthreads();
-    for (uint32_t r = 0; r < k; r++) {
-        const uint32_t q = dif ? k - 1 - r : r;
-        const uint32_t h = 1u << q;
-        for (uint32_t u = threadIdx.x; u < E / 2; u += blockDim.x) {
-            uint32_t g = u % STRIDED_G, p = u / STRIDED_G;
-            uint32_t jq = p & (h - 1);
-            uint32_t t0 = ((p >> q) << (q + 1)) + jq;
-            uint32_t e0 = t0 * STRIDED_G + g, e1 = e0 + h * STRIDED_G;
-            uint32_t j = base_low + g + (jq << s0);
-            Fr w = twiddle(tw, half, j << (lg - 1 - s0 - q), inverse);
-            Fr a = sm[e0], b = sm[e1];
-            butterfly<dif>(a, b, w);
-            sm[e0] = a;
-            sm[e1] = b;
-        }
-        __syncthreads();
-    }
-    for (uint32_t e = threadIdx.x; e < E; e += blockDim.x) {
-        uint32_t g = e % STRIDED_G, t = e / STRIDED_G;
-        d[high + base_low + g + ((size_t)t << s0)] = sm[e];
-    }
-}
-
-// Entry points, one per direction, so that each butterfly loop is compiled (registers,
-// scheduling) for its own direction alone.
-extern "C" __global__ void ntt_shared_dit(Fr* d, const Fr* tw, uint32_t lg, uint32_t inverse) {
-    shared_stages<false>(d, tw, lg, inverse);
-}
-extern "C" __global__ void ntt_shared_dif(Fr* d, const Fr* tw, uint32_t lg, uint32_t inverse) {
-    shared_stages<true>(d, tw, lg, inverse);
-}
-extern "C" __global__ void ntt_strided_dit(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k,
-                                           uint32_t inverse) {
-    strided_stages<false>(d, tw, lg, s0, k, inverse);
-}
-extern "C" __global__ void ntt_strided_dif(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k,
-                                           uint32_t inverse) {
-    strided_stages<true>(d, tw, lg, s0, k, inverse);
-}
-
 // a = (a*b - c) * zinv: the quotient by Z on the coset, where Z is the constant g^n - 1.
 extern "C" __global__ void h_pointwise(Fr* a, const Fr* b, const Fr* c, uint32_t n, Fr zinv) {
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        a[i] = (a[i] * b[i] - c[i]) * zinv;
+        store_fr(a + i, (load_fr(a + i) * load_fr(b + i) - load_fr(c + i)) * zinv);
     }
 }
 

@@ -10,12 +10,16 @@ use filprove_groth16::{Fr, ProveError};
 use crate::field::DevFr;
 use crate::gpu::{blocks, cfg, Gpu};
 
-/// log2 of the elements one shared-memory block transforms (`SH_LG` in ntt.cu).
-const SH_LG: u32 = 10;
+/// log2 of the elements one block of the stage kernels transforms (`NTT_BLOCK_LG` in
+/// ntt.cu).
+const BLOCK_LG: u32 = 10;
+/// log2 of the elements each thread of the stage kernels holds (`NTT_RADIX_LG`).
+const RADIX_LG: u32 = 3;
+/// Threads per block of the strided passes (`NTT_THREADS`).
+const THREADS: u32 = 1 << (BLOCK_LG - RADIX_LG);
 const FR_BYTES: usize = 32;
-/// Stages per strided shared-memory pass, and groups per block (`STRIDED_G` in ntt.cu).
+/// Most stages per strided shared-memory pass.
 const STRIDED_LG: u32 = 6;
-const STRIDED_G: usize = 16;
 
 /// Whether the upper stages run as strided shared-memory passes (default) or one global
 /// radix-2 pass per stage (`FILPROVE_NTT_RADIX2=1`, kept for comparison).
@@ -49,7 +53,7 @@ pub fn omega(lg: u32) -> Fr {
 const LO_BITS: u32 = 12;
 
 /// c * g^i for i < 2^lg as two device tables: lo[k] = g^k (k < 2^LO_BITS) and
-/// hi[k] = c * g^(k 2^LO_BITS); `ntt_scale_table` multiplies them per element.
+/// hi[k] = c * g^(k 2^LO_BITS); the kernels multiply them per element (`scale_at`).
 struct Powers {
     lo: CudaSlice<u8>,
     hi: CudaSlice<u8>,
@@ -129,8 +133,9 @@ impl NttPlan {
     /// transform, one scaling by g^i / n, a forward transform (one pass fewer than
     /// `Inverse` then `CosetForward`).
     /// With the strided passes (the default) no bit reversal runs: the inverse transform
-    /// decimates in frequency (natural in, bit-reversed out), the scaling indexes through
-    /// the reversal, and the forward transform decimates in time from bit-reversed input.
+    /// decimates in frequency (natural in, bit-reversed out) and its last launch scales the
+    /// values it stores (indexed through the reversal), and the forward transform decimates
+    /// in time from bit-reversed input.
     pub fn to_coset(&self, gpu: &Gpu, data: &mut CudaSlice<u8>) -> Result<(), ProveError> {
         self.check(data)?;
         if self.lg == 0 || !strided_enabled() {
@@ -138,9 +143,8 @@ impl NttPlan {
             self.scale(gpu, data, &self.shift, false)?;
             return self.core(gpu, data, false);
         }
-        self.stages(gpu, data, true, true)?;
-        self.scale(gpu, data, &self.shift, true)?;
-        self.stages(gpu, data, false, false)
+        self.stages(gpu, data, true, true, Some(&self.shift))?;
+        self.stages(gpu, data, false, false, None)
     }
 
     /// [`NttKind::CosetInverse`] with one bit reversal fused with the scaling (no separate
@@ -150,24 +154,8 @@ impl NttPlan {
         if self.lg == 0 || !strided_enabled() {
             return self.run(gpu, data, NttKind::CosetInverse);
         }
-        self.stages(gpu, data, true, true)?;
-        let (lg, lo_bits) = (self.lg, LO_BITS.min(self.lg));
-        let n = 1usize << lg;
-        let p = &self.coset_inv;
-        // SAFETY: signature (Fr*, u32, const Fr*, const Fr*, u32) as in ntt.cu; data
-        // holds 2^lg Fr, the tables 2^lo_bits and 2^(lg - lo_bits).
-        unsafe {
-            gpu.stream()
-                .launch_builder(gpu.func("ntt_bitrev_scale")?)
-                .arg(&mut *data)
-                .arg(&lg)
-                .arg(&p.lo)
-                .arg(&p.hi)
-                .arg(&lo_bits)
-                .launch(cfg(blocks(n, 256).min(132 * 32), 256, 0))
-        }
-        .map_err(|e| gpu.err("ntt_bitrev_scale", e))?;
-        gpu.probe("ntt_bitrev_scale")
+        self.stages(gpu, data, true, true, None)?;
+        self.bitrev(gpu, data, Some((&self.coset_inv, false)))
     }
 
     fn check(&self, data: &CudaSlice<u8>) -> Result<(), ProveError> {
@@ -195,52 +183,111 @@ impl NttPlan {
         kind: NttKind,
     ) -> Result<(), ProveError> {
         self.check(data)?;
+        if self.lg == 0 || !strided_enabled() {
+            // One launch per step (the comparison path of FILPROVE_NTT_RADIX2=1).
+            return match kind {
+                NttKind::Forward => self.core(gpu, data, false),
+                NttKind::Inverse => {
+                    self.core(gpu, data, true)?;
+                    self.scale_const(gpu, data, n_inv(self.lg))
+                }
+                NttKind::CosetForward => {
+                    self.scale(gpu, data, &self.coset, false)?;
+                    self.core(gpu, data, false)
+                }
+                NttKind::CosetInverse => {
+                    self.core(gpu, data, true)?;
+                    self.scale(gpu, data, &self.coset_inv, false)
+                }
+            };
+        }
+        // The scalings ride on the bit reversal: by the source index before a forward
+        // transform, by the destination index after an inverse one.
         match kind {
-            NttKind::Forward => self.core(gpu, data, false),
+            NttKind::Forward => {
+                self.bitrev(gpu, data, None)?;
+                self.stages(gpu, data, false, false, None)
+            }
             NttKind::Inverse => {
-                self.core(gpu, data, true)?;
+                self.bitrev(gpu, data, None)?;
+                self.stages(gpu, data, true, false, None)?;
                 self.scale_const(gpu, data, n_inv(self.lg))
             }
             NttKind::CosetForward => {
-                self.scale(gpu, data, &self.coset, false)?;
-                self.core(gpu, data, false)
+                self.bitrev(gpu, data, Some((&self.coset, true)))?;
+                self.stages(gpu, data, false, false, None)
             }
             NttKind::CosetInverse => {
-                self.core(gpu, data, true)?;
-                self.scale(gpu, data, &self.coset_inv, false)
+                self.stages(gpu, data, true, true, None)?;
+                self.bitrev(gpu, data, Some((&self.coset_inv, false)))
             }
         }
     }
 
+    /// Bit reversal then decimation in time (the radix-2 comparison path).
     fn core(&self, gpu: &Gpu, data: &mut CudaSlice<u8>, inverse: bool) -> Result<(), ProveError> {
-        let lg = self.lg;
-        if lg == 0 {
+        if self.lg == 0 {
             return Ok(());
         }
-        let n = 1usize << lg;
-        let grid = blocks(n / 2, 256).min(132 * 32);
-        // SAFETY: signature (Fr*, u32) as in ntt.cu; `data` holds n Fr.
-        unsafe {
-            gpu.stream()
-                .launch_builder(gpu.func("ntt_bitrev")?)
-                .arg(&mut *data)
-                .arg(&lg)
-                .launch(cfg(grid, 256, 0))
+        self.bitrev(gpu, data, None)?;
+        self.stages(gpu, data, inverse, false, None)
+    }
+
+    /// In-place bit reversal; with `scale` = (tables, by_source) each value is multiplied
+    /// by c * g^i with i its index before (`by_source`) or after the permutation.
+    fn bitrev(
+        &self,
+        gpu: &Gpu,
+        data: &mut CudaSlice<u8>,
+        scale: Option<(&Powers, bool)>,
+    ) -> Result<(), ProveError> {
+        let lg = self.lg;
+        // A block per 256-element tile pair from 2^8 on, one block below (ntt.cu).
+        let c = cfg(if lg >= 8 { 1 << (lg - 8) } else { 1 }, 256, 16 << 10);
+        let s = gpu.stream();
+        // SAFETY (both): signatures (Fr*, u32) and (Fr*, u32, const Fr*, const Fr*, u32,
+        // u32) as in ntt.cu; data holds 2^lg Fr, the tables 2^lo_bits and 2^(lg - lo_bits).
+        match scale {
+            None => {
+                unsafe {
+                    s.launch_builder(gpu.func("ntt_bitrev")?)
+                        .arg(&mut *data)
+                        .arg(&lg)
+                        .launch(c)
+                }
+                .map_err(|e| gpu.err("ntt_bitrev", e))?;
+                gpu.probe("ntt_bitrev")
+            }
+            Some((p, by_source)) => {
+                let (lo_bits, by_source) = (LO_BITS.min(lg), by_source as u32);
+                unsafe {
+                    s.launch_builder(gpu.func("ntt_bitrev_scale")?)
+                        .arg(&mut *data)
+                        .arg(&lg)
+                        .arg(&p.lo)
+                        .arg(&p.hi)
+                        .arg(&lo_bits)
+                        .arg(&by_source)
+                        .launch(c)
+                }
+                .map_err(|e| gpu.err("ntt_bitrev_scale", e))?;
+                gpu.probe("ntt_bitrev_scale")
+            }
         }
-        .map_err(|e| gpu.err("ntt_bitrev", e))?;
-        gpu.probe("ntt_bitrev")?;
-        self.stages(gpu, data, inverse, false)
     }
 
     /// The butterfly stages without a bit reversal: decimation in time (`dif` false) reads
     /// bit-reversed input and writes natural order; decimation in frequency reads natural
-    /// order and writes bit-reversed output.
+    /// order and writes bit-reversed output. With `scale`, the shared-memory kernel scales
+    /// the values it stores, value number i of the output by c * g^i (used after the last
+    /// stages of decimation in frequency, i.e. as the final launch).
     fn stages(
         &self,
         gpu: &Gpu,
         data: &mut CudaSlice<u8>,
         inverse: bool,
         dif: bool,
+        scale: Option<&Powers>,
     ) -> Result<(), ProveError> {
         let lg = self.lg;
         if lg == 0 {
@@ -249,47 +296,48 @@ impl NttPlan {
         let n = 1usize << lg;
         let inv = inverse as u32;
         let s = gpu.stream();
-        let grid = blocks(n / 2, 256).min(132 * 32);
         // SAFETY (all launches): signatures as in ntt.cu; `data` holds n Fr, the twiddle
-        // table n/2 Fr; every index stays below n.
-        let k = lg.min(SH_LG);
-        let bsize = 1usize << k;
-        let threads = (bsize / 2).clamp(1, 512) as u32;
+        // table n/2 Fr, the scaling tables 2^lo_bits and 2^(lg - lo_bits); every index
+        // stays below n.
+        let passes = strided_passes(lg);
+        let k = passes.first().map_or(lg, |p| p.0);
         let (shared_fn, strided_fn) = if dif {
             ("ntt_shared_dif", "ntt_strided_dif")
         } else {
             ("ntt_shared_dit", "ntt_strided_dit")
         };
-        let shared = |data: &mut CudaSlice<u8>| {
-            // SAFETY: as above.
-            unsafe {
-                s.launch_builder(gpu.func(shared_fn)?)
-                    .arg(&mut *data)
-                    .arg(&self.twiddles)
-                    .arg(&lg)
-                    .arg(&inv)
-                    .launch(cfg(n / bsize, threads, (bsize * FR_BYTES) as u32))
-            }
-            .map_err(|e| gpu.err("ntt_shared_stages", e))?;
+        let shared = |data: &mut CudaSlice<u8>, k: u32| {
+            let (bsize, null, lo_bits) = (1usize << k, 0u64, LO_BITS.min(lg));
+            let threads = (bsize >> k.min(RADIX_LG)) as u32;
+            let mut b = s.launch_builder(gpu.func(shared_fn)?);
+            b.arg(&mut *data)
+                .arg(&self.twiddles)
+                .arg(&lg)
+                .arg(&k)
+                .arg(&inv);
+            match scale {
+                Some(p) => b.arg(&p.lo).arg(&p.hi),
+                None => b.arg(&null).arg(&null),
+            };
+            b.arg(&lo_bits);
+            // SAFETY: as above; a null table means no scaling.
+            unsafe { b.launch(cfg(n / bsize, threads, (bsize * FR_BYTES) as u32)) }
+                .map_err(|e| gpu.err("ntt_shared_stages", e))?;
             gpu.probe("ntt_shared_stages")
         };
         if strided_enabled() || dif {
-            // The remaining stages, up to STRIDED_LG at a time, in shared memory: after
-            // the first k stages in time, before them (in reverse) in frequency.
-            let mut passes = Vec::new();
-            let mut s0 = k;
-            while s0 < lg {
-                let kk = STRIDED_LG.min(lg - s0);
-                passes.push((s0, kk));
-                s0 += kk;
+            // The remaining stages, 3 to 6 at a time, in shared memory: after the first k
+            // stages in time, before them (in reverse) in frequency.
+            if !dif {
+                shared(data, k)?;
             }
-            if dif {
-                passes.reverse();
+            let order: Vec<_> = if dif {
+                passes.iter().rev().collect()
             } else {
-                shared(data)?;
-            }
-            for (s0, kk) in passes {
-                let e = STRIDED_G << kk;
+                passes.iter().collect()
+            };
+            for &(s0, kk) in order {
+                let e = 1usize << BLOCK_LG;
                 // SAFETY: as above.
                 unsafe {
                     s.launch_builder(gpu.func(strided_fn)?)
@@ -299,17 +347,19 @@ impl NttPlan {
                         .arg(&s0)
                         .arg(&kk)
                         .arg(&inv)
-                        .launch(cfg(n / e, (e / 2) as u32, (e * FR_BYTES) as u32))
+                        .launch(cfg(n / e, THREADS, (e * FR_BYTES) as u32))
                 }
                 .map_err(|e| gpu.err("ntt_strided_stages", e))?;
                 gpu.probe("ntt_strided_stages")?;
             }
             if dif {
-                shared(data)?;
+                shared(data, k)?;
             }
             return Ok(());
         }
-        shared(data)?;
+        let k = lg.min(BLOCK_LG);
+        shared(data, k)?;
+        let grid = blocks(n / 2, 256).min(132 * 32);
         for st in k..lg {
             unsafe {
                 s.launch_builder(gpu.func("ntt_stage")?)
@@ -370,6 +420,27 @@ impl NttPlan {
         .map_err(|e| gpu.err("ntt_scale_const", e))?;
         gpu.probe("ntt_scale")
     }
+}
+
+/// The strided passes (s0, k) of a 2^lg transform: stages s0 .. s0+k-1 each, in order,
+/// above the shared-memory kernel's stages 0 .. s0-1 of the first. The shared kernel takes
+/// min(lg, BLOCK_LG) stages, or lg - RADIX_LG when fewer would be left (ntt.cu wants k >=
+/// RADIX_LG in a strided pass); the rest goes in as few passes of at most STRIDED_LG stages
+/// as possible, balanced (2^27: 10 + 6, 6, 5; 2^23: 10 + 5, 4, 4; 2^11: 8 + 3).
+fn strided_passes(lg: u32) -> Vec<(u32, u32)> {
+    let mut s0 = lg.min(BLOCK_LG);
+    if lg > s0 && lg - s0 < RADIX_LG {
+        s0 = lg - RADIX_LG;
+    }
+    let mut left = (lg - s0).div_ceil(STRIDED_LG);
+    let mut out = Vec::new();
+    while s0 < lg {
+        let k = (lg - s0).div_ceil(left);
+        out.push((s0, k));
+        s0 += k;
+        left -= 1;
+    }
+    out
 }
 
 fn n_inv(lg: u32) -> Fr {
