@@ -1,7 +1,7 @@
 // G1 MSM kernels (see ec/msm.cuh) and Fq self-test kernels.
 #include "ec/msm.cuh"
 
-MSM_KERNELS(g1, Fq, MSM_SUM_BOUNDS)
+MSM_KERNELS(g1, Fq, MSM_SUM_BOUNDS, MSM_REDUCE_BOUNDS_G1)
 
 // out[i] = op(x[i], y[i]) on Montgomery Fq values. op: 0 mul, 1 add, 2 sub, 3 neg(x),
 // 4 from_mont(x), 5 to_mont(x), 6 sqr(x)

@@ -15,9 +15,22 @@
 // log2 of the elements one block of ntt_shared_* / ntt_strided_* transforms.
 #define NTT_BLOCK_LG 10
 // log2 of the elements each thread holds in registers: it runs up to this many stages on
-// them between two exchanges through shared memory (radix 8). RADIX_LG in ntt.rs.
-#define NTT_RADIX_LG 3
+// them between two exchanges through shared memory. RADIX_LG in ntt.rs. Radix 4 (80
+// registers, 256 threads, 24 warps per SM) against radix 8 (~150 registers, 12 warps) on
+// the H200: H at 2^27 444 vs 896 ms, and 682 ms for the previous one-butterfly-per-thread
+// kernels (docs/benchmarks.md, "Session 5").
+#define NTT_RADIX_LG 2
 #define NTT_THREADS (1 << (NTT_BLOCK_LG - NTT_RADIX_LG))
+// Launch bounds of the stage kernels; FILPROVE_NTT_MIN_BLOCKS (A/B builds) asks for that
+// many resident blocks per SM (0: registers unbounded).
+#ifndef FILPROVE_NTT_MIN_BLOCKS
+#define FILPROVE_NTT_MIN_BLOCKS 0
+#endif
+#if FILPROVE_NTT_MIN_BLOCKS > 0
+#define NTT_BOUNDS __launch_bounds__(NTT_THREADS, FILPROVE_NTT_MIN_BLOCKS)
+#else
+#define NTT_BOUNDS __launch_bounds__(NTT_THREADS)
+#endif
 
 // Dynamic shared memory of every kernel here, in 16-byte words.
 extern __shared__ uint4 smem[];
@@ -333,7 +346,7 @@ __device__ __forceinline__ void tiny_transform(Fr* d, const Fr* tw, uint32_t lg,
 // scaling). Strided: stages s0 .. s0+k-1 (NTT_RADIX_LG <= k <= NTT_BLOCK_LG - 4, s0 + k >=
 // NTT_BLOCK_LG, so 2^NTT_BLOCK_LG / 2^k columns fit below s0), blockDim NTT_THREADS, grid
 // n / 2^NTT_BLOCK_LG, 32 2^NTT_BLOCK_LG bytes of shared memory.
-extern "C" __global__ void __launch_bounds__(NTT_THREADS)
+extern "C" __global__ void NTT_BOUNDS
     ntt_shared_dit(Fr* d, const Fr* tw, uint32_t lg, uint32_t k, uint32_t inverse, const Fr* lo, const Fr* hi,
                    uint32_t lo_bits) {
     if (k < NTT_RADIX_LG) {
@@ -344,7 +357,7 @@ extern "C" __global__ void __launch_bounds__(NTT_THREADS)
         ntt_block<false, false, true, NTT_RADIX_LG>(d, tw, lg, 0, k, lo, hi, lo_bits);
     }
 }
-extern "C" __global__ void __launch_bounds__(NTT_THREADS)
+extern "C" __global__ void NTT_BOUNDS
     ntt_shared_dif(Fr* d, const Fr* tw, uint32_t lg, uint32_t k, uint32_t inverse, const Fr* lo, const Fr* hi,
                    uint32_t lo_bits) {
     if (k < NTT_RADIX_LG) {
@@ -355,7 +368,7 @@ extern "C" __global__ void __launch_bounds__(NTT_THREADS)
         ntt_block<true, false, true, NTT_RADIX_LG>(d, tw, lg, 0, k, lo, hi, lo_bits);
     }
 }
-extern "C" __global__ void __launch_bounds__(NTT_THREADS)
+extern "C" __global__ void NTT_BOUNDS
     ntt_strided_dit(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k, uint32_t inverse) {
     if (inverse) {
         ntt_block<false, true, false, NTT_RADIX_LG>(d, tw, lg, s0, k, nullptr, nullptr, 0);
@@ -363,7 +376,7 @@ extern "C" __global__ void __launch_bounds__(NTT_THREADS)
         ntt_block<false, false, false, NTT_RADIX_LG>(d, tw, lg, s0, k, nullptr, nullptr, 0);
     }
 }
-extern "C" __global__ void __launch_bounds__(NTT_THREADS)
+extern "C" __global__ void NTT_BOUNDS
     ntt_strided_dif(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k, uint32_t inverse) {
     if (inverse) {
         ntt_block<true, true, false, NTT_RADIX_LG>(d, tw, lg, s0, k, nullptr, nullptr, 0);

@@ -119,3 +119,11 @@ extern "C" __global__ void classify_scalars(const Fr* s, uint32_t n, uint32_t* c
     if (cls == 1) ones[b1 + __popc(m1 & below)] = i;
     if (cls == 2) others[b2 + __popc(m2 & below)] = i;
 }
+
+// The scalars of a Pippenger MSM as integers, in entry order: out[i] = s[idx[i]] (or s[i]
+// without a list) out of Montgomery form. The digit passes (ec/msm.cuh) read these.
+extern "C" __global__ void msm_canonical(const Fr* s, const uint32_t* idx, uint32_t n, Fr* out) {
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        out[i] = s[idx ? idx[i] : i].from_mont();
+    }
+}

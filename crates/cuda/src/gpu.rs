@@ -60,6 +60,7 @@ const KERNELS: &[(&str, &[&str])] = &[
             "density_gather",
             "fr_random",
             "classify_scalars",
+            "msm_canonical",
         ],
     ),
     ("msm_g1", &MSM_G1),

@@ -130,7 +130,8 @@ pub fn scratch_bytes<C: Curve>(n: usize) -> usize {
     let group = 3 * (nb + 1) * 4 + (nb / 1024 + 2) * 4 + g * n * 4 + 2 * chunks * x;
     let all = w as usize * b * x + w as usize * segs * x;
     let lists = 2 * n * 4 + 2 * (n.div_ceil(list_chunk_len(n) as usize) + 2) * x;
-    w as usize * x + x + all + group + lists
+    let canon = n * 32;
+    w as usize * x + x + all + group + lists + canon
 }
 
 fn launch_err<'a>(
@@ -336,6 +337,23 @@ fn pippenger<C: Curve>(
     // Every window's buckets (zero = the identity), reduced together after the last group.
     let mut all_buckets = gpu.zeros::<u8>(w as usize * b * x)?;
     let resident = gpu.resident_threads(&k("msm_chunk_sum"), 128)?;
+    // The scalars as integers in entry order, converted once for every digit pass.
+    let mut canon = gpu.alloc::<u8>(n * 32)?;
+    // SAFETY: msm_canonical(const Fr*, const u32*, u32, Fr*) as in scalars.cu; `scalars`
+    // holds n Fr (or `list`'s n indices point into it), `canon` n Fr.
+    unsafe {
+        let mut lb = s.launch_builder(gpu.func("msm_canonical")?);
+        lb.arg(scalars);
+        match list {
+            Some(l) => lb.arg(l),
+            None => lb.arg(&null),
+        };
+        lb.arg(&n32)
+            .arg(&mut canon)
+            .launch(cfg(grid_n.min(132 * 32), 256, 0))
+    }
+    .map_err(launch_err(gpu, "msm_canonical"))?;
+    gpu.probe("msm_canonical")?;
     // SAFETY (every launch below): argument lists match msm.cuh's MSM_KERNELS; buffer sizes
     // are as allocated here (counts/offsets nb+1, sorted gw*n, buckets nb, head/tail
     // `chunks`, partial gw*segs, window sums w); `list`, when given, holds n indices of
@@ -348,7 +366,7 @@ fn pippenger<C: Curve>(
         let digits =
             |name: &str, counts: &mut CudaSlice<u32>, sorted: Option<&mut CudaSlice<u32>>| {
                 let mut lb = s.launch_builder(gpu.func(&k(name))?);
-                lb.arg(scalars);
+                lb.arg(&canon);
                 match list {
                     Some(l) => lb.arg(l),
                     None => lb.arg(&null),
@@ -428,6 +446,7 @@ fn pippenger<C: Curve>(
         drop((sorted, offsets, head, tail, heavy, heavy_count));
         gpu.probe("msm_chunk_fixup")?;
     }
+    drop(canon);
     // One reduction over all windows: enough threads to fill the GPU (per window, 2^19
     // buckets at 32 per thread are a quarter of a wave).
     let parts = w as usize * segs as usize;

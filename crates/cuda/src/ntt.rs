@@ -14,7 +14,7 @@ use crate::gpu::{blocks, cfg, Gpu};
 /// ntt.cu).
 const BLOCK_LG: u32 = 10;
 /// log2 of the elements each thread of the stage kernels holds (`NTT_RADIX_LG`).
-const RADIX_LG: u32 = 3;
+const RADIX_LG: u32 = 2;
 /// Threads per block of the strided passes (`NTT_THREADS`).
 const THREADS: u32 = 1 << (BLOCK_LG - RADIX_LG);
 const FR_BYTES: usize = 32;

@@ -3,6 +3,9 @@
 // The host (src/msm.rs) runs the windows in groups of G (all at once for small MSMs, one
 // at a time for 2^24 points and more, so every group's counters stay in L2). Per group,
 // in order on one stream:
+// 0. msm_canonical (scalars.cu), once per MSM: the scalars out of Montgomery form into a
+//    scratch copy in entry order (the digit passes below run twice per window group; a
+//    conversion in each cost 13 x 2 Fr products per scalar, ~100 ms at 2^27);
 // 1. msm_count: each scalar -> signed c-bit digits (all windows up to the group's last,
 //    for the carries); count the group's non-zero digits per bucket
 //    (key = (window - w0) * B + |digit| - 1, B = 2^(c-1) buckets per window);
@@ -44,16 +47,15 @@ __device__ __forceinline__ uint32_t msm_len(uint32_t n, const uint32_t* n_dev) {
     return n_dev ? min(n, *n_dev) : n;
 }
 
+// `canon[i]`: entry i's scalar as an integer (msm_canonical); its base is idx[i], or i.
 template <bool SCATTER>
-__device__ __forceinline__ void msm_digits(const Fr* scalars, const uint32_t* idx, uint32_t n,
+__device__ __forceinline__ void msm_digits(const Fr* canon, const uint32_t* idx, uint32_t n,
                                            const uint32_t* n_dev, uint32_t c, uint32_t w0, uint32_t w1,
                                            uint32_t* counts, uint32_t* sorted) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= msm_len(n, n_dev)) return;
-    const uint32_t bi = idx ? idx[i] : i;
-    Fr s = scalars[bi];
-    if (s.is_zero()) return;
-    Fr k = s.from_mont();
+    const Fr k = canon[i];
+    if (k.is_zero()) return;
     const uint32_t B = 1u << (c - 1);
     uint32_t carry = 0;
     for (uint32_t w = 0; w < w1; w++) {
@@ -74,7 +76,7 @@ __device__ __forceinline__ void msm_digits(const Fr* scalars, const uint32_t* id
             atomicAdd(&counts[key], 1u);
         } else {
             uint32_t pos = atomicAdd(&counts[key], 1u);  // counts = running cursors here
-            sorted[pos] = bi | (neg << 31);
+            sorted[pos] = (idx ? idx[i] : i) | (neg << 31);
         }
     }
 }
@@ -104,7 +106,8 @@ __device__ __forceinline__ void msm_chunk_sum(const Affine<F>* bases, const uint
     uint32_t b = lo, start = offsets[b], end = offsets[b + 1];
     Xyzz<F> acc = Xyzz<F>::inf();
     // The next point is loaded while the current one is added (hides the two dependent
-    // global loads behind the addition's arithmetic).
+    // global loads behind the addition's arithmetic; without it the 2^27 bucket sums took
+    // 1,821 instead of 1,330 ms on the H200).
     Affine<F> next = msm_point(bases, sorted[p0]);
     for (uint32_t p = p0;; p++) {
         if (p == p1 || p >= end) {
@@ -244,10 +247,23 @@ __device__ __forceinline__ void xyzz_reduce(const Xyzz<F>* in, uint32_t m, uint3
 #define MSM_SUM_BOUNDS
 #endif
 
+// Launch bounds of the G1 bucket reduction (blocks of REDUCE_THREADS = 128): its running
+// sums are serial chains too. 3 blocks per SM (168 registers, 1.5 KB spilled) against 2
+// unbounded (255): 2^27 reduction 58.4 -> 50.8 ms on the H200. A/B via
+// FILPROVE_MSM_REDUCE_MIN_BLOCKS (0 = unbounded).
+#ifndef FILPROVE_MSM_REDUCE_MIN_BLOCKS
+#define FILPROVE_MSM_REDUCE_MIN_BLOCKS 3
+#endif
+#if FILPROVE_MSM_REDUCE_MIN_BLOCKS > 0
+#define MSM_REDUCE_BOUNDS_G1 __launch_bounds__(128, FILPROVE_MSM_REDUCE_MIN_BLOCKS)
+#else
+#define MSM_REDUCE_BOUNDS_G1
+#endif
+
 // extern "C" entry points for one curve; G is the kernel name prefix (g1, g2), SUM_BOUNDS
 // the launch bounds of its bucket-sum kernels (MSM_SUM_BOUNDS for G1; none for G2, whose
-// additions need all 255 registers).
-#define MSM_KERNELS(G, F, SUM_BOUNDS)                                                                               \
+// additions need all 255 registers), REDUCE_BOUNDS those of its bucket reduction.
+#define MSM_KERNELS(G, F, SUM_BOUNDS, REDUCE_BOUNDS)                                                                            \
     extern "C" __global__ void G##_msm_count(const Fr* s, const uint32_t* idx, uint32_t n,               \
                                              const uint32_t* n_dev, uint32_t c, uint32_t w0, uint32_t w1, \
                                              uint32_t* counts) {                                        \
@@ -274,7 +290,7 @@ __device__ __forceinline__ void xyzz_reduce(const Xyzz<F>* in, uint32_t m, uint3
                                                    const uint32_t* heavy, const uint32_t* hc) {         \
         msm_heavy_fixup<F>(off, L, head, tail, buckets, heavy, hc);                                     \
     }                                                                                                   \
-    extern "C" __global__ void G##_msm_bucket_reduce(const Xyzz<F>* bk, uint32_t c, uint32_t S,          \
+    extern "C" __global__ void REDUCE_BOUNDS G##_msm_bucket_reduce(const Xyzz<F>* bk, uint32_t c, uint32_t S,          \
                                                      Xyzz<F>* part) {                                   \
         msm_bucket_reduce<F>(bk, c, S, part);                                                           \
     }                                                                                                   \

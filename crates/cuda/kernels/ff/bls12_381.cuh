@@ -5,6 +5,7 @@
 struct FrParams {
     static constexpr int N = 8;
     static constexpr uint32_t INV = 0xffffffffu;  // -r^-1 mod 2^32
+    static constexpr bool LOW_ONE_MINUS_ONE = true;  // limbs 0, 1 of r: 1, 2^32 - 1
     __device__ __forceinline__ static uint32_t mod(int i) {
         const uint32_t t[8] = {0x00000001, 0xffffffff, 0xfffe5bfe, 0x53bda402,
                                         0x09a1d805, 0x3339d808, 0x299d7d48, 0x73eda753};
@@ -25,6 +26,7 @@ struct FrParams {
 struct FqParams {
     static constexpr int N = 12;
     static constexpr uint32_t INV = 0xfffcfffdu;  // -p^-1 mod 2^32
+    static constexpr bool LOW_ONE_MINUS_ONE = false;
     __device__ __forceinline__ static uint32_t mod(int i) {
         const uint32_t t[12] = {0xffffaaab, 0xb9feffff, 0xb153ffff, 0x1eabfffe,
                                          0xf6b0f624, 0x6730d2a0, 0xf38512bf, 0x64774b84,
