@@ -555,7 +555,8 @@ impl CudaBackend {
         part.mark_completed();
         {
             let mut finished = lock(&self.finished);
-            // Bounded for callers that never release (at most one per staging slot).
+            // Bounded for callers that never release: at most staging_slots + 1 wait here
+            // (the engine releases after every region, so one at most).
             while finished.len() > self.opts.staging_slots as usize {
                 finished.remove(0);
             }
