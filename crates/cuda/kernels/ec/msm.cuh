@@ -118,7 +118,8 @@ struct RegPoints {
 };
 
 // Step 4 (see the top). nb buckets, offsets[nb] = number of sorted entries. Acc holds the
-// running bucket sum, Src delivers the points (chosen by SumPolicy below).
+// running bucket sum, Src delivers the points (RegAcc/RegPoints, or the shared-memory A/B
+// variants of msm_smem.cuh, chosen by SumPolicy below).
 template <class F, class Acc, class Src>
 __device__ __forceinline__ void msm_chunk_sum_with(const Affine<F>* bases, const uint32_t* sorted,
                                                    const uint32_t* offsets, uint32_t nb, uint32_t L,
@@ -158,12 +159,16 @@ __device__ __forceinline__ void msm_chunk_sum_with(const Affine<F>* bases, const
     }
 }
 
-// Where step 4 keeps its accumulator and gets its points (registers).
+// Where step 4 keeps its accumulator and gets its points: registers, unless msm_smem.cuh
+// specialises this for G1 (A/B builds).
 template <class F>
 struct SumPolicy {
     using Acc = RegAcc<F>;
     using Src = RegPoints<F>;
 };
+#if defined(FILPROVE_MSM_ACC_SMEM) || defined(FILPROVE_MSM_ASYNC_PREFETCH)
+#include "msm_smem.cuh"
+#endif
 
 template <class F>
 __device__ __forceinline__ void msm_chunk_sum(const Affine<F>* bases, const uint32_t* sorted,
