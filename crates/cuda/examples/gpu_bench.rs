@@ -502,6 +502,7 @@ fn bench_prove(lg: u32) -> Result<Row, ProveError> {
     let inputs = vec![Fr::ONE, Fr::from(5u64)];
     let nb = 2 + b_den.count_ones();
     let asg = ProvingAssignment {
+        pins: Default::default(),
         a,
         b,
         c,

@@ -24,30 +24,29 @@ pub struct Registered {
 }
 
 impl Registered {
-    /// Registers `host` in place. The caller keeps `host` alive and unmoved until this
-    /// value is dropped (and every copy from it has completed). An error is the reason
+    /// Registers the `bytes` bytes at `ptr` in place (a vector's whole capacity,
+    /// initialised or not: the driver only pins the pages). An error is the reason
     /// registration was not possible, for the fallback's log line.
-    pub fn new(gpu: &Gpu, host: &[u8]) -> Result<Self, String> {
-        if host.len() < MIN_REGISTER_BYTES {
-            return Err(format!("{} bytes: too small to register", host.len()));
+    ///
+    /// # Safety
+    /// The range is one live allocation that stays allocated and unmoved until this value
+    /// is dropped and every copy from it has completed.
+    pub unsafe fn new(gpu: &Gpu, ptr: *const u8, bytes: usize) -> Result<Self, String> {
+        if bytes < MIN_REGISTER_BYTES {
+            return Err(format!("{bytes} bytes: too small to register"));
         }
         gpu.bind().map_err(|e| e.to_string())?;
-        // SAFETY: the range is one live allocation of the caller's; the driver pins its
-        // pages (PORTABLE: visible to every context) and reads it only through copies we
-        // order before the value is dropped.
+        // SAFETY: the caller's contract; the driver pins the pages (PORTABLE: visible to
+        // every context) and reads them only through copies we order before the drop.
         let r = unsafe {
-            sys::cuMemHostRegister_v2(
-                host.as_ptr() as *mut c_void,
-                host.len(),
-                sys::CU_MEMHOSTREGISTER_PORTABLE,
-            )
+            sys::cuMemHostRegister_v2(ptr as *mut c_void, bytes, sys::CU_MEMHOSTREGISTER_PORTABLE)
         };
         if r != CUresult::CUDA_SUCCESS {
-            return Err(format!("cuMemHostRegister of {} bytes: {r:?}", host.len()));
+            return Err(format!("cuMemHostRegister of {bytes} bytes: {r:?}"));
         }
         Ok(Self {
-            ptr: host.as_ptr() as usize,
-            bytes: host.len(),
+            ptr: ptr as usize,
+            bytes,
             ctx: gpu.context().clone(),
         })
     }

@@ -10,7 +10,8 @@ use std::time::Instant;
 
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
 
-use filprove_groth16::{Direction, ProveError, ProveReport, ProvingAssignment};
+use filprove_groth16::recycle::HostPins;
+use filprove_groth16::{Direction, Fr, ProveError, ProveReport, ProvingAssignment};
 
 use crate::field::bytes_of;
 use crate::gpu::Gpu;
@@ -55,8 +56,6 @@ pub struct StagedPartition {
     pub copy_events: Option<(CudaEvent, CudaEvent)>,
     /// What staging cost (phase "stage" or "upload", transfers).
     pub report: ProveReport,
-    /// Host registrations, released after the proof's final synchronisation.
-    _registered: Vec<Registered>,
     /// The compute stream, synchronised before the buffers are freed unless the proof
     /// that used them is known to have completed (the stream may be running another
     /// partition's kernels by then).
@@ -87,6 +86,29 @@ impl Drop for StagedPartition {
     }
 }
 
+/// Makes sure `v`'s whole allocation is page-locked: by the pin it kept from an earlier
+/// partition (the engine reuses assignments, filprove_groth16::recycle), or by registering
+/// it now (phase "stage_register"; the pin then stays with the assignment).
+fn pin_in_place(
+    gpu: &Gpu,
+    pins: &HostPins,
+    v: &Vec<Fr>,
+    report: &mut ProveReport,
+) -> Result<(), String> {
+    let (ptr, bytes) = (v.as_ptr().cast::<u8>(), v.capacity() * size_of::<Fr>());
+    if pins.covers(ptr, bytes) {
+        return Ok(());
+    }
+    let t = Instant::now();
+    // SAFETY: `v`'s allocation is live; its pin is released before it reallocates or is
+    // freed (the assignment's contract), and the assignment outlives this partition's
+    // copies (stage's caller contract).
+    let registered = unsafe { Registered::new(gpu, ptr, bytes) }?;
+    pins.attach(ptr, bytes, Box::new(registered));
+    report.add_phase("stage_register", t.elapsed());
+    Ok(())
+}
+
 /// Copies the assignment's vectors into new device buffers on `stream`. `phase` names the
 /// timing and transfer entries ("stage" before the lock, "upload" inside it). Host memory
 /// that cannot be registered falls back to the bounce buffers (the report says why).
@@ -108,16 +130,16 @@ pub fn stage(
         Some(gpu.record_timed(stream)?)
     };
     let mut report = ProveReport::default();
-    let mut registered = Vec::new();
-    let mut send = |host: &[u8], dst: &mut CudaSlice<u8>, report: &mut ProveReport| {
+    let mut send = |v: &Vec<Fr>, dst: &mut CudaSlice<u8>, report: &mut ProveReport| {
+        let host = bytes_of(v);
         if host.is_empty() {
             return Ok(());
         }
         let mut view = dst.slice_mut(0..host.len());
         let mut how = path;
         if how == HostPath::Register {
-            match Registered::new(gpu, host) {
-                Ok(r) => registered.push(r),
+            match pin_in_place(gpu, &asg.pins, v, report) {
+                Ok(()) => {}
                 Err(why) => {
                     how = if bounce.is_some() {
                         HostPath::Bounce
@@ -151,19 +173,18 @@ pub fn stage(
             )));
         }
         let mut d = gpu.alloc_on::<u8>(stream, m * 32)?;
-        let bytes = bytes_of(v);
-        if bytes.len() < m * 32 {
-            let mut tail = d.slice_mut(bytes.len()..);
+        let bytes = v.len() * 32;
+        if bytes < m * 32 {
+            let mut tail = d.slice_mut(bytes..);
             stream
                 .memset_zeros(&mut tail)
                 .map_err(|e| gpu.err("memset", e))?;
         }
-        send(bytes, &mut d, &mut report)?;
+        send(v, &mut d, &mut report)?;
         abc.push(d);
     }
-    let aux_bytes = bytes_of(&asg.aux_assignment);
-    let mut aux = gpu.alloc_on::<u8>(stream, aux_bytes.len())?;
-    send(aux_bytes, &mut aux, &mut report)?;
+    let mut aux = gpu.alloc_on::<u8>(stream, asg.aux_assignment.len() * 32)?;
+    send(&asg.aux_assignment, &mut aux, &mut report)?;
     let words = |w: &[u64], report: &mut ProveReport| {
         let mut d = gpu.alloc_on::<u64>(stream, w.len())?;
         if !w.is_empty() {
@@ -196,7 +217,6 @@ pub fn stage(
         b_words,
         copy_events,
         report,
-        _registered: registered,
         compute: gpu.stream().clone(),
         completed: false,
     })

@@ -8,6 +8,7 @@
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
 use ff::{Field, PrimeField};
 use filprove_groth16::density::DensityBits;
+use filprove_groth16::recycle;
 use filprove_groth16::{Fr, ProveError, ProvingAssignment, Srs, VerifyingKey};
 use group::{Curve, Group};
 use rayon::prelude::*;
@@ -190,6 +191,7 @@ pub fn assignment(shape: &WorkloadShape, seed: u64) -> ProvingAssignment {
     let mut b_input_density = DensityBits::from_words(Vec::new(), shape.inputs);
     b_input_density.set(0);
     ProvingAssignment {
+        pins: Default::default(),
         a,
         b,
         c,
@@ -201,25 +203,27 @@ pub fn assignment(shape: &WorkloadShape, seed: u64) -> ProvingAssignment {
     }
 }
 
-/// A copy of `asg` made by all cores (a stand-in for synthesis in pipeline benchmarks).
+/// A copy of `asg` made by all cores (a stand-in for synthesis in pipeline benchmarks),
+/// into the thread's reused assignment when the engine set one (filprove_groth16::recycle).
 pub fn clone_par(asg: &ProvingAssignment) -> ProvingAssignment {
-    let copy = |v: &Vec<Fr>| -> Vec<Fr> {
-        let mut out = vec![Fr::ZERO; v.len()];
-        out.par_chunks_mut(1 << 18)
-            .zip(v.par_chunks(1 << 18))
-            .for_each(|(d, s)| d.copy_from_slice(s));
-        out
-    };
-    ProvingAssignment {
-        a: copy(&asg.a),
-        b: copy(&asg.b),
-        c: copy(&asg.c),
-        input_assignment: asg.input_assignment.clone(),
-        aux_assignment: copy(&asg.aux_assignment),
-        a_aux_density: asg.a_aux_density.clone(),
-        b_input_density: asg.b_input_density.clone(),
-        b_aux_density: asg.b_aux_density.clone(),
+    let mut out = recycle::take_shell().unwrap_or_default();
+    out.clear();
+    out.reserve_vectors(asg.a.len(), asg.aux_assignment.len());
+    for (dst, src) in [
+        (&mut out.a, &asg.a),
+        (&mut out.b, &asg.b),
+        (&mut out.c, &asg.c),
+        (&mut out.aux_assignment, &asg.aux_assignment),
+    ] {
+        // Written in parallel straight into the reserved room (no zeroing pass).
+        dst.par_extend(src.par_iter().copied());
     }
+    out.input_assignment
+        .extend_from_slice(&asg.input_assignment);
+    out.a_aux_density.clone_from(&asg.a_aux_density);
+    out.b_input_density.clone_from(&asg.b_input_density);
+    out.b_aux_density.clone_from(&asg.b_aux_density);
+    out
 }
 
 /// The section lengths parameters for `asg` must have.

@@ -182,6 +182,7 @@ fn h_matches_cpu_around_2e22_to_2e24() {
         let got = synth::download_scalars(&gpu, &d, m - 1).unwrap();
         drop(d);
         let pa = ProvingAssignment {
+            pins: Default::default(),
             a,
             b,
             c,

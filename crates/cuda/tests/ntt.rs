@@ -93,6 +93,7 @@ fn h_matches_cpu_compute_h() {
             })
             .collect();
         let pa = ProvingAssignment {
+            pins: Default::default(),
             a: a.clone(),
             b: b.clone(),
             c: c.clone(),

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use filprove_groth16::recycle::BufferPool;
 use filprove_groth16::Backend;
 
 use crate::job::{JobOutcome, JobReport, JobStatus, Priority, ProofJob};
@@ -33,6 +34,10 @@ pub struct EngineConfig {
     pub srs_budget_bytes: Option<u64>,
     /// Finished jobs remembered for AwaitProof and idempotency.
     pub max_retained_jobs: usize,
+    /// Proved partitions' assignments kept for the next syntheses to refill (with their
+    /// page-locking, filprove_groth16::recycle); `None`: one per prover worker. Idle ones
+    /// count against the memory budget and are freed when they keep a partition out.
+    pub reused_partition_buffers: Option<usize>,
 }
 
 impl Default for EngineConfig {
@@ -44,6 +49,7 @@ impl Default for EngineConfig {
             memory_budget_bytes: None,
             srs_budget_bytes: None,
             max_retained_jobs: 10_000,
+            reused_partition_buffers: None,
         }
     }
 }
@@ -200,6 +206,9 @@ impl Engine {
             partition_workers = config.partition_workers, gpu_workers_per_device = config.gpu_workers_per_device,
             "engine starting"
         );
+        let kept_buffers = config
+            .reused_partition_buffers
+            .unwrap_or(backends.len() * config.gpu_workers_per_device.max(1));
         let devices = backends
             .into_iter()
             .map(|backend| {
@@ -215,7 +224,7 @@ impl Engine {
             })
             .collect::<Vec<_>>();
         let shared = Arc::new(Shared {
-            sched: Scheduler::new(mem_budget),
+            sched: Scheduler::new(mem_budget, BufferPool::new(kept_buffers)),
             srs: SrsManager::new(srs_loader, srs_budget),
             devices,
             metrics: Metrics::default(),
@@ -501,6 +510,12 @@ impl Engine {
             "filprove_memory_limit_bytes",
             String::new(),
             st.memory_limit_bytes as f64,
+        ));
+        let buffers = &self.shared.sched.buffers;
+        gauges.push((
+            "filprove_partition_buffers_idle_bytes",
+            String::new(),
+            buffers.idle_bytes() as f64,
         ));
         gauges.push((
             "filprove_srs_resident_bytes",

@@ -136,10 +136,16 @@ impl MemoryBudget {
         }
     }
 
-    /// Reserves `bytes` if they fit within the limit plus `extra` (the headroom urgent work
-    /// may use); returns whether it did.
-    pub fn try_reserve_over(&mut self, bytes: u64, extra: u64) -> bool {
-        if self.reserved + bytes <= self.limit.saturating_add(extra) {
+    /// True when `bytes` would fit within the limit plus `extra`.
+    pub fn fits_over(&self, bytes: u64, extra: u64) -> bool {
+        self.reserved + bytes <= self.limit.saturating_add(extra)
+    }
+
+    /// Reserves `bytes` if they fit beside `held` bytes kept outside any reservation (idle
+    /// reused buffers), within the limit plus `extra` (the headroom urgent work may use);
+    /// returns whether it did.
+    pub fn try_reserve_over(&mut self, bytes: u64, held: u64, extra: u64) -> bool {
+        if self.reserved + held + bytes <= self.limit.saturating_add(extra) {
             self.reserved += bytes;
             true
         } else {

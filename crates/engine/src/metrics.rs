@@ -25,6 +25,11 @@ const FAMILIES: &[(&str, &str, &str)] = &[
         "Partitions through a pipeline stage (synthesized, proved), by proof kind.",
     ),
     (
+        "filprove_partition_buffers_total",
+        "counter",
+        "Partition syntheses by allocation: reused (refilled a proved partition's kept, page-locked buffers) or new.",
+    ),
+    (
         "filprove_proof_retries_total",
         "counter",
         "Jobs proved a second time after a failed verification or prove error.",
@@ -83,6 +88,11 @@ const FAMILIES: &[(&str, &str, &str)] = &[
         "filprove_memory_limit_bytes",
         "gauge",
         "The host memory budget for partitions.",
+    ),
+    (
+        "filprove_partition_buffers_idle_bytes",
+        "gauge",
+        "Host memory held by kept partition buffers waiting for a synthesis (counted against the budget).",
     ),
     (
         "filprove_srs_resident_bytes",

@@ -12,6 +12,7 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
+use filprove_groth16::recycle::BufferPool;
 use filprove_groth16::ProvingAssignment;
 
 use crate::job::Priority;
@@ -77,6 +78,9 @@ pub(crate) struct SchedState {
 /// Queues, budget and the condition variables workers sleep on.
 pub(crate) struct Scheduler {
     state: Mutex<SchedState>,
+    /// Proved partitions' assignments kept for reuse; their bytes count against the
+    /// budget while idle.
+    pub buffers: Arc<BufferPool>,
     synth_ready: Condvar,
     prove_ready: Condvar,
 }
@@ -95,8 +99,9 @@ impl Drop for Reservation {
 }
 
 impl Scheduler {
-    pub fn new(memory_limit: u64) -> Arc<Self> {
+    pub fn new(memory_limit: u64, buffers: Arc<BufferPool>) -> Arc<Self> {
         Arc::new(Self {
+            buffers,
             state: Mutex::new(SchedState {
                 synth: BinaryHeap::new(),
                 prove: BinaryHeap::new(),
@@ -134,8 +139,14 @@ impl Scheduler {
     }
 
     /// Blocks until a partition can start synthesis (its memory reserved), or returns
-    /// `None` when stopping. An express worker takes only HIGH and CRITICAL work.
-    pub fn next_synth(self: &Arc<Self>, express: bool) -> Option<(SynthTask, Reservation)> {
+    /// `None` when stopping. An express worker takes only HIGH and CRITICAL work. Hands
+    /// out a kept assignment to refill when one fits the partition's reservation; the
+    /// other kept assignments count against the budget, and are freed when they are all
+    /// that keeps a partition from starting.
+    pub fn next_synth(
+        self: &Arc<Self>,
+        express: bool,
+    ) -> Option<(SynthTask, Reservation, Option<ProvingAssignment>)> {
         let mut st = self.lock();
         loop {
             if st.stopping {
@@ -148,15 +159,33 @@ impl Scheduler {
                 let urgent = top.key.priority >= Priority::High;
                 let bytes = top.job.partition_bytes;
                 let extra = if urgent { st.budget.limit() / 8 } else { 0 };
-                if (!express || urgent) && st.budget.try_reserve_over(bytes, extra) {
-                    let task = st.synth.pop().expect("peeked");
-                    return Some((
-                        task,
-                        Reservation {
-                            sched: self.clone(),
-                            bytes,
-                        },
-                    ));
+                if !express || urgent {
+                    // The largest kept assignment becomes part of this reservation
+                    // (a put racing with this may add one more, counted next time).
+                    let shell = self.buffers.largest_bytes();
+                    let reserve = bytes.max(shell);
+                    let others = self.buffers.idle_bytes().saturating_sub(shell);
+                    if st.budget.try_reserve_over(reserve, others, extra) {
+                        let task = st.synth.pop().expect("peeked");
+                        let shell = self.buffers.take_at_most(reserve);
+                        return Some((
+                            task,
+                            Reservation {
+                                sched: self.clone(),
+                                bytes: reserve,
+                            },
+                            shell,
+                        ));
+                    }
+                    if shell > 0 && st.budget.fits_over(bytes, extra) {
+                        // Only kept assignments are in the way: free them (outside the
+                        // lock: unpinning takes a while) and try again.
+                        let evicted = self.buffers.evict_all();
+                        drop(st);
+                        drop(evicted);
+                        st = self.lock();
+                        continue;
+                    }
                 }
             }
             st = self.synth_ready.wait(st).unwrap_or_else(|p| p.into_inner());

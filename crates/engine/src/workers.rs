@@ -23,21 +23,36 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
 /// A synthesis worker: takes the most urgent partition whose memory fits, synthesizes it
 /// and queues it for a prover. An express worker takes only HIGH and CRITICAL work.
 pub(crate) fn synthesis_worker(shared: Arc<Shared>, express: bool) {
-    while let Some((task, reservation)) = shared.sched.next_synth(express) {
+    let buffers = shared.sched.buffers.clone();
+    while let Some((task, reservation, shell)) = shared.sched.next_synth(express) {
         let job = task.job.clone();
         let Some(payload) = job.payload() else {
+            buffers.put(shell);
             continue;
         };
         if !job.start_partition(task.attempt) {
+            buffers.put(shell);
             continue;
         }
         timeline("synth_start", &job.id, task.partition, None);
         let t = Instant::now();
         // A cancel (or the job's failure elsewhere) stops this synthesis at its next
         // check instead of letting it run to the end.
-        let result = filprove_groth16::cancel::with_cancel_flag(job.stop_flag(), || {
-            catch_unwind(AssertUnwindSafe(|| payload.synthesize(task.partition)))
+        // The synthesis refills a proved partition's assignment when one was kept
+        // (filprove_groth16::recycle): no new allocation, and its page-locking stays.
+        let offered = shell.is_some();
+        let (result, left) = filprove_groth16::recycle::with_shell(shell, || {
+            filprove_groth16::cancel::with_cancel_flag(job.stop_flag(), || {
+                catch_unwind(AssertUnwindSafe(|| payload.synthesize(task.partition)))
+            })
         });
+        let reused = offered && left.is_none();
+        buffers.put(left);
+        shared.metrics.add(
+            "filprove_partition_buffers_total",
+            &[("allocation", if reused { "reused" } else { "new" })],
+            1.0,
+        );
         let dt = t.elapsed();
         timeline("synth_end", &job.id, task.partition, None);
         job.add_times(Duration::ZERO, dt, Duration::ZERO);
@@ -260,8 +275,10 @@ pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize, worker: usize) {
             reservation,
             ..
         } = task;
-        // Free the partition's memory before assembling.
-        drop(assignment);
+        // The assignment is kept for the next synthesis (before the reservation goes, so
+        // the synthesis that the release admits finds it); the rest of the partition's
+        // memory is freed before assembling.
+        shared.sched.buffers.put(Some(assignment));
         drop(reservation);
         job.add_times(srs_time, Duration::ZERO, dt);
         if let Ok(Ok((_, report))) = &result {

@@ -300,3 +300,82 @@ fn drain_cancels_what_outlives_the_grace_period() {
         JobOutcome::Cancelled
     );
 }
+
+/// Bytes of one chain partition's assignment (what a kept buffer holds).
+fn chain_shell_bytes() -> u64 {
+    let asg = filprove_groth16::ProvingAssignment::synthesize(Chain {
+        x: Some(filprove_groth16::Fr::from(3u64)),
+        rounds: 8,
+    })
+    .unwrap();
+    asg.heap_bytes() as u64
+}
+
+fn buffers_metric(m: &str, how: &str) -> Option<f64> {
+    let key = format!("filprove_partition_buffers_total{{allocation=\"{how}\"}} ");
+    m.lines()
+        .find_map(|l| l.strip_prefix(&key))
+        .map(|v| v.trim().parse().unwrap())
+}
+
+#[test]
+fn later_partitions_refill_proved_partitions_buffers() {
+    let e = engine(1);
+    let probe = Arc::new(Probe::default());
+    for name in ["first", "second"] {
+        let job = Arc::new(ChainJob::new(name, 2, &probe));
+        e.submit(Some(name), Priority::Normal, job).unwrap();
+        let r = e.wait(name, WAIT).unwrap().unwrap();
+        // Completed means the engine verified every partition's proof.
+        assert!(
+            matches!(r.outcome, JobOutcome::Completed(_)),
+            "{:?}",
+            r.outcome
+        );
+    }
+    let m = e.metrics_text();
+    assert_eq!(buffers_metric(&m, "new"), Some(2.0), "{m}");
+    assert_eq!(buffers_metric(&m, "reused"), Some(2.0), "{m}");
+    // Two prover workers: two kept, and they count as idle memory.
+    let idle = 2 * chain_shell_bytes();
+    assert!(
+        m.contains(&format!("filprove_partition_buffers_idle_bytes {idle}")),
+        "{m}"
+    );
+    assert_eq!(e.status().memory_reserved_bytes, 0);
+}
+
+#[test]
+fn kept_buffers_give_way_to_a_partition_that_needs_the_memory() {
+    let s = chain_shell_bytes();
+    let mut cfg = config(1, false);
+    cfg.memory_budget_bytes = Some(3 * s);
+    let e = Engine::start(
+        cfg,
+        cpu(),
+        loader(Arc::new(AtomicUsize::new(0)), Duration::ZERO),
+    )
+    .unwrap();
+    let probe = Arc::new(Probe::default());
+    let a = Arc::new(ChainJob::new("a", 2, &probe).memory(s));
+    e.submit(Some("a"), Priority::Normal, a).unwrap();
+    let r = e.wait("a", WAIT).unwrap().unwrap();
+    assert!(
+        matches!(r.outcome, JobOutcome::Completed(_)),
+        "{:?}",
+        r.outcome
+    );
+    // Two kept buffers (2s) beside a partition estimated at 2.5s exceed the budget (3s);
+    // without them it fits: they are freed and the partition starts.
+    let b = Arc::new(ChainJob::new("b", 1, &probe).memory(5 * s / 2));
+    e.submit(Some("b"), Priority::Normal, b).unwrap();
+    let r = e.wait("b", WAIT).unwrap().unwrap();
+    assert!(
+        matches!(r.outcome, JobOutcome::Completed(_)),
+        "{:?}",
+        r.outcome
+    );
+    let m = e.metrics_text();
+    assert_eq!(buffers_metric(&m, "new"), Some(3.0), "{m}");
+    assert_eq!(buffers_metric(&m, "reused"), None, "{m}");
+}

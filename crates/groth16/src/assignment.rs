@@ -16,11 +16,15 @@ use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisE
 use ff::Field;
 
 use crate::density::DensityBits;
+use crate::recycle::{self, HostPins};
 use crate::Fr;
 
 /// The captured witness of one circuit, ready for any backend.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ProvingAssignment {
+    /// Page-lockings a backend attached to the vectors below (crate::recycle). First, so
+    /// they are released before the vectors are freed.
+    pub pins: HostPins,
     /// Evaluation of each constraint's A linear combination.
     pub a: Vec<Fr>,
     /// Evaluation of each constraint's B linear combination.
@@ -42,12 +46,42 @@ pub struct ProvingAssignment {
 impl ProvingAssignment {
     /// Synthesizes `circuit` and returns its finished assignment (ONE input allocated
     /// first, input constraints appended).
+    /// Fills the thread's reused assignment when the engine set one
+    /// ([`recycle::with_shell`]).
     pub fn synthesize<C: Circuit<Fr>>(circuit: C) -> Result<Self, SynthesisError> {
-        let mut cs = Self::new();
+        let mut cs = recycle::take_shell().unwrap_or_default();
+        cs.clear();
         cs.alloc_input(|| "one", || Ok(Fr::ONE))?;
         circuit.synthesize(&mut cs)?;
         cs.finish();
         Ok(cs)
+    }
+
+    /// Empties every vector, keeping its allocation (and any pin on it).
+    pub fn clear(&mut self) {
+        self.a.clear();
+        self.b.clear();
+        self.c.clear();
+        self.input_assignment.clear();
+        self.aux_assignment.clear();
+        self.a_aux_density.clear();
+        self.b_input_density.clear();
+        self.b_aux_density.clear();
+    }
+
+    /// Makes room for `constraints` values in each of a, b, c and `aux` in the aux
+    /// witness (in all), releasing first the pin of any vector that reallocates for it.
+    /// Code that fills the vectors without the `ConstraintSystem` methods calls this first.
+    pub fn reserve_vectors(&mut self, constraints: usize, aux: usize) {
+        for v in [&mut self.a, &mut self.b, &mut self.c] {
+            let extra = constraints.saturating_sub(v.len());
+            grow(&self.pins, v, extra);
+            v.reserve(extra);
+        }
+        let v = &mut self.aux_assignment;
+        let extra = aux.saturating_sub(v.len());
+        grow(&self.pins, v, extra);
+        v.reserve(extra);
     }
 
     /// Appends the `input_i * 0 = 0` constraints that make the IC query fully dense.
@@ -78,9 +112,18 @@ impl ProvingAssignment {
         let fr = std::mem::size_of::<Fr>();
         (self.a.capacity() + self.b.capacity() + self.c.capacity()) * fr
             + (self.input_assignment.capacity() + self.aux_assignment.capacity()) * fr
-            + 8 * (self.a_aux_density.words().len()
-                + self.b_input_density.words().len()
-                + self.b_aux_density.words().len())
+            + self.a_aux_density.heap_bytes()
+            + self.b_input_density.heap_bytes()
+            + self.b_aux_density.heap_bytes()
+    }
+}
+
+/// Releases `v`'s pin when adding `extra` values would reallocate it (the pinned range
+/// must not be freed while pinned). A comparison per push; the lock only on growth.
+#[inline]
+fn grow(pins: &HostPins, v: &Vec<Fr>, extra: usize) {
+    if v.len() + extra > v.capacity() {
+        pins.release(v.as_ptr().cast());
     }
 }
 
@@ -145,7 +188,9 @@ impl ConstraintSystem<Fr> for ProvingAssignment {
         {
             return Err(crate::cancel::error());
         }
-        self.aux_assignment.push(f()?);
+        let value = f()?;
+        grow(&self.pins, &self.aux_assignment, 1);
+        self.aux_assignment.push(value);
         self.a_aux_density.push_clear();
         self.b_aux_density.push_clear();
         Ok(Variable::new_unchecked(Index::Aux(
@@ -190,6 +235,9 @@ impl ConstraintSystem<Fr> for ProvingAssignment {
             aux,
         );
         let vc = eval(&lc, None, None, inputs, aux);
+        for v in [&self.a, &self.b, &self.c] {
+            grow(&self.pins, v, 1);
+        }
         self.a.push(va);
         self.b.push(vb);
         self.c.push(vc);
@@ -226,6 +274,10 @@ impl ConstraintSystem<Fr> for ProvingAssignment {
             self.b_input_density.extend_from(&other.b_input_density, 1);
         }
         self.b_aux_density.extend_from(&other.b_aux_density, 0);
+        for v in [&self.a, &self.b, &self.c] {
+            grow(&self.pins, v, other.a.len());
+        }
+        grow(&self.pins, &self.aux_assignment, other.aux_assignment.len());
         self.a.extend_from_slice(&other.a);
         self.b.extend_from_slice(&other.b);
         self.c.extend_from_slice(&other.c);

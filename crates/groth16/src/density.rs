@@ -37,6 +37,18 @@ impl DensityBits {
         Self { words, len, count }
     }
 
+    /// Bytes allocated for the bits.
+    pub fn heap_bytes(&self) -> usize {
+        self.words.capacity() * 8
+    }
+
+    /// Empties the vector, keeping its allocation.
+    pub fn clear(&mut self) {
+        self.words.clear();
+        self.len = 0;
+        self.count = 0;
+    }
+
     /// Appends a clear bit (a new variable, not yet seen in the query).
     #[inline]
     pub fn push_clear(&mut self) {

@@ -7,6 +7,7 @@
 //! - [`proof`]: the 192-byte proof and its encoding;
 //! - [`backend`]: the [`backend::Backend`] trait every prover implements;
 //! - [`report`]: what one proof cost (phases, transfers, host syncs);
+//! - [`recycle`]: partition buffers reused between syntheses (and kept page-locked);
 //! - [`cpu`]: the CPU reference backend (NTT, MSM, prover).
 
 pub mod assignment;
@@ -18,6 +19,7 @@ pub mod error;
 pub mod keygen;
 pub mod params;
 pub mod proof;
+pub mod recycle;
 pub mod report;
 
 pub use assignment::ProvingAssignment;

@@ -71,6 +71,9 @@ pub struct EngineSection {
     /// Milliseconds between NVML samples of each GPU (`gpu_sample` log events and the
     /// `filprove_gpu_*` gauges); 0 disables sampling.
     pub nvml_sample_ms: u64,
+    /// Proved partitions' assignments kept for the next syntheses to refill, page-locked;
+    /// absent: one per prover worker, 0: none.
+    pub reused_partition_buffers: Option<usize>,
 }
 
 impl Default for EngineSection {
@@ -82,6 +85,7 @@ impl Default for EngineSection {
             express_worker: true,
             max_retained_jobs: 10_000,
             nvml_sample_ms: 100,
+            reused_partition_buffers: None,
         }
     }
 }
@@ -293,6 +297,14 @@ mod tests {
         let c = Config::from_toml("[engine]\nnvml_sample_ms = 0\n").unwrap();
         assert_eq!(c.engine.nvml_sample_ms, 0);
         assert!(Config::from_toml("[engine]\nnvml_sample_ms = -1\n").is_err());
+        assert_eq!(Config::default().engine.reused_partition_buffers, None);
+        let c = Config::from_toml("[engine]\nreused_partition_buffers = 0\n").unwrap();
+        assert_eq!(
+            super::super::engine_config(&c)
+                .unwrap()
+                .reused_partition_buffers,
+            Some(0)
+        );
     }
 
     #[test]

@@ -83,6 +83,7 @@ pub fn engine_config(c: &Config) -> anyhow::Result<EngineConfig> {
         memory_budget_bytes: c.memory.budget.resolve().map_err(anyhow::Error::msg)?,
         srs_budget_bytes: c.srs.budget.resolve().map_err(anyhow::Error::msg)?,
         max_retained_jobs: c.engine.max_retained_jobs,
+        reused_partition_buffers: c.engine.reused_partition_buffers,
     })
 }
 

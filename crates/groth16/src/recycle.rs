@@ -1,0 +1,378 @@
+//! Partition buffers reused from one synthesis to the next.
+//!
+//! A 32 GiB PoRep partition's assignment is ~16 GiB of vectors. Allocating them afresh for
+//! every partition costs page faults on the synthesis thread, and a GPU backend that
+//! page-locks them in place (`cuMemHostRegister`) pays about a second of registration per
+//! partition, during which the other GPU worker's kernels run up to 4.7x slower (H200,
+//! docs/benchmarks.md "Session 5"). Instead, the engine gives a proved partition's
+//! assignment back to a [`BufferPool`]; the next synthesis refills the same vectors in
+//! place ([`with_shell`]), keeping their capacity and the page-locking a backend attached
+//! to them ([`HostPins`]), so steady-state partitions register nothing.
+//!
+//! Safety of the pinnings: a pin names one vector's whole allocation. Every way the
+//! assignment grows a vector ([`crate::ProvingAssignment`]'s `ConstraintSystem` methods
+//! and [`crate::ProvingAssignment::reserve_vectors`]) releases the vector's pin before the
+//! vector reallocates, and [`HostPins`] is the assignment's first field, so pins are
+//! released before the vectors are freed when an assignment is dropped.
+
+use std::cell::RefCell;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::ProvingAssignment;
+
+/// One pinned allocation: its start, its length, and the backend's guard that releases
+/// the pinning when dropped.
+struct Pin {
+    ptr: usize,
+    bytes: usize,
+    _guard: Box<dyn Send + Sync>,
+}
+
+/// Page-lockings a backend attached to an assignment's vectors. Cloning an assignment
+/// gives the clone no pins (its vectors are new allocations); pins never affect equality.
+#[derive(Default)]
+pub struct HostPins {
+    pins: Mutex<Vec<Pin>>,
+}
+
+impl HostPins {
+    fn lock(&self) -> MutexGuard<'_, Vec<Pin>> {
+        self.pins.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// True when the allocation starting at `ptr` of exactly `bytes` is pinned.
+    pub fn covers(&self, ptr: *const u8, bytes: usize) -> bool {
+        self.lock()
+            .iter()
+            .any(|p| p.ptr == ptr as usize && p.bytes == bytes)
+    }
+
+    /// Records that the allocation at `ptr` (`bytes` long) is pinned until `guard` drops.
+    /// A pin of the same start that it replaces is released first.
+    pub fn attach(&self, ptr: *const u8, bytes: usize, guard: Box<dyn Send + Sync>) {
+        let old = self.take_at(ptr as usize);
+        drop(old);
+        self.lock().push(Pin {
+            ptr: ptr as usize,
+            bytes,
+            _guard: guard,
+        });
+    }
+
+    /// Releases the pin of the allocation starting at `ptr`, if any (called before that
+    /// allocation is reallocated or freed).
+    pub fn release(&self, ptr: *const u8) {
+        let old = self.take_at(ptr as usize);
+        drop(old); // guards run outside the lock
+    }
+
+    fn take_at(&self, ptr: usize) -> Vec<Pin> {
+        let mut pins = self.lock();
+        let (gone, kept): (Vec<Pin>, Vec<Pin>) = std::mem::take(&mut *pins)
+            .into_iter()
+            .partition(|p| p.ptr == ptr);
+        *pins = kept;
+        gone
+    }
+
+    /// Number of pinned allocations.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// True when nothing is pinned.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes pinned.
+    pub fn bytes(&self) -> usize {
+        self.lock().iter().map(|p| p.bytes).sum()
+    }
+}
+
+impl Clone for HostPins {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl PartialEq for HostPins {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl fmt::Debug for HostPins {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "HostPins({} allocations)", self.len())
+    }
+}
+
+/// Finished assignments kept, emptied, for the next syntheses (at most `max_shells`).
+pub struct BufferPool {
+    max_shells: usize,
+    idle: Mutex<Vec<ProvingAssignment>>,
+}
+
+impl fmt::Debug for BufferPool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BufferPool")
+            .field("max_shells", &self.max_shells)
+            .field("idle_bytes", &self.idle_bytes())
+            .finish()
+    }
+}
+
+impl BufferPool {
+    /// A pool keeping at most `max_shells` idle assignments (0: keeps nothing).
+    pub fn new(max_shells: usize) -> Arc<Self> {
+        Arc::new(Self {
+            max_shells,
+            idle: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<ProvingAssignment>> {
+        self.idle.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Empties `asg` (keeping its capacity and pins) and keeps it for a later synthesis,
+    /// or drops it when the pool is full (`None`: nothing to keep).
+    pub fn put(&self, asg: Option<ProvingAssignment>) {
+        let Some(mut asg) = asg else {
+            return;
+        };
+        if self.max_shells == 0 || asg.heap_bytes() == 0 {
+            return;
+        }
+        asg.clear();
+        let mut idle = self.lock();
+        if idle.len() < self.max_shells {
+            idle.push(asg);
+            return;
+        }
+        drop(idle);
+        drop(asg); // unpins and frees outside the lock
+    }
+
+    /// Takes the idle assignment with the most room, if any.
+    pub fn take(&self) -> Option<ProvingAssignment> {
+        self.take_at_most(u64::MAX)
+    }
+
+    /// Takes the idle assignment with the most room among those of at most `bytes`.
+    pub fn take_at_most(&self, bytes: u64) -> Option<ProvingAssignment> {
+        let mut idle = self.lock();
+        let best = (0..idle.len())
+            .filter(|&i| idle[i].heap_bytes() as u64 <= bytes)
+            .max_by_key(|&i| idle[i].heap_bytes())?;
+        Some(idle.swap_remove(best))
+    }
+
+    /// Bytes held by idle assignments.
+    pub fn idle_bytes(&self) -> u64 {
+        self.lock().iter().map(|a| a.heap_bytes() as u64).sum()
+    }
+
+    /// Bytes of the idle assignment [`BufferPool::take`] would return (0 when none).
+    pub fn largest_bytes(&self) -> u64 {
+        self.lock()
+            .iter()
+            .map(|a| a.heap_bytes() as u64)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Removes every idle assignment (the caller drops them, ideally outside its locks).
+    pub fn evict_all(&self) -> Vec<ProvingAssignment> {
+        std::mem::take(&mut *self.lock())
+    }
+}
+
+thread_local! {
+    static SHELL: RefCell<Option<ProvingAssignment>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` (a synthesis) with `shell` as the assignment the next
+/// [`ProvingAssignment::synthesize`] on this thread fills. Returns `f`'s result and the
+/// shell when nothing took it.
+pub fn with_shell<R>(
+    shell: Option<ProvingAssignment>,
+    f: impl FnOnce() -> R,
+) -> (R, Option<ProvingAssignment>) {
+    // Puts the caller's shell (normally none) back however `f` ends, a panic included.
+    struct Restore(Option<ProvingAssignment>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            SHELL.with(|s| *s.borrow_mut() = previous);
+        }
+    }
+    let previous = SHELL.with(|s| std::mem::replace(&mut *s.borrow_mut(), shell));
+    let _restore = Restore(previous);
+    let r = f();
+    let left = take_shell();
+    (r, left)
+}
+
+/// The shell [`with_shell`] set for this thread's synthesis, if still there (taken by
+/// [`ProvingAssignment::synthesize`]; a stand-in synthesis that fills an assignment by
+/// other means takes it here, then calls [`ProvingAssignment::reserve_vectors`]).
+pub fn take_shell() -> Option<ProvingAssignment> {
+    SHELL.with(|s| s.borrow_mut().take())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Fr;
+    use bellperson::{Circuit, ConstraintSystem, SynthesisError};
+    use ff::Field;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// A guard that records when it is dropped.
+    struct Flag(Arc<AtomicBool>);
+    impl Drop for Flag {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    fn flag() -> (Arc<AtomicBool>, Box<dyn Send + Sync>) {
+        let f = Arc::new(AtomicBool::new(false));
+        (f.clone(), Box::new(Flag(f)))
+    }
+
+    /// x_{i+1} = x_i^2, n constraints.
+    struct Squares(usize);
+    impl Circuit<Fr> for Squares {
+        fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+            let mut v = Fr::from(3u64);
+            let mut x = cs.alloc(|| "x0", || Ok(v))?;
+            for _ in 0..self.0 {
+                let w = v.square();
+                let y = cs.alloc(|| "x", || Ok(w))?;
+                cs.enforce(|| "sq", |lc| lc + x, |lc| lc + x, |lc| lc + y);
+                x = y;
+                v = w;
+            }
+            Ok(())
+        }
+    }
+
+    fn pin_a(asg: &ProvingAssignment) -> Arc<AtomicBool> {
+        let (f, guard) = flag();
+        asg.pins.attach(
+            asg.a.as_ptr().cast(),
+            asg.a.capacity() * std::mem::size_of::<Fr>(),
+            guard,
+        );
+        f
+    }
+
+    #[test]
+    fn a_kept_shell_is_refilled_in_place_with_its_pin() {
+        let pool = BufferPool::new(2);
+        let first = ProvingAssignment::synthesize(Squares(1000)).unwrap();
+        let expected = first.clone();
+        let released = pin_a(&first);
+        let (ptr, cap) = (first.a.as_ptr(), first.a.capacity());
+        pool.put(Some(first));
+        assert_eq!(pool.idle_bytes() as usize, {
+            let s = pool.take().unwrap();
+            let b = s.heap_bytes();
+            assert!(s.a.is_empty() && s.aux_assignment.is_empty() && s.a_aux_density.is_empty());
+            pool.put(Some(s));
+            b
+        });
+        let (again, left) = with_shell(pool.take(), || {
+            ProvingAssignment::synthesize(Squares(1000)).unwrap()
+        });
+        assert!(left.is_none(), "the synthesis took the shell");
+        assert_eq!(again, expected, "same witness as a fresh synthesis");
+        assert_eq!((again.a.as_ptr(), again.a.capacity()), (ptr, cap));
+        assert!(
+            !released.load(Ordering::SeqCst),
+            "the pin survived the refill"
+        );
+        assert!(again.pins.covers(ptr.cast(), cap * 32));
+        drop(again);
+        assert!(
+            released.load(Ordering::SeqCst),
+            "dropping the assignment unpins"
+        );
+    }
+
+    #[test]
+    fn a_vector_that_outgrows_its_shell_releases_its_pin_first() {
+        let pool = BufferPool::new(1);
+        let small = ProvingAssignment::synthesize(Squares(100)).unwrap();
+        let released = pin_a(&small);
+        pool.put(Some(small));
+        let (big, _) = with_shell(pool.take(), || {
+            ProvingAssignment::synthesize(Squares(5000)).unwrap()
+        });
+        assert!(
+            released.load(Ordering::SeqCst),
+            "the pin went before the reallocation"
+        );
+        assert!(big.pins.is_empty());
+        assert_eq!(big, ProvingAssignment::synthesize(Squares(5000)).unwrap());
+    }
+
+    #[test]
+    fn reserve_vectors_releases_only_what_reallocates() {
+        let mut asg = ProvingAssignment::synthesize(Squares(100)).unwrap();
+        asg.clear();
+        let cap = asg.a.capacity();
+        let kept = pin_a(&asg);
+        asg.reserve_vectors(cap, 0);
+        assert!(!kept.load(Ordering::SeqCst), "no reallocation: pin kept");
+        assert_eq!(asg.a.capacity(), cap);
+        asg.reserve_vectors(cap + 1, 0);
+        assert!(kept.load(Ordering::SeqCst), "reallocation: pin released");
+        assert!(asg.a.capacity() > cap);
+    }
+
+    #[test]
+    fn the_pool_keeps_at_most_its_bound_and_hands_out_the_largest() {
+        let pool = BufferPool::new(2);
+        for n in [10, 400, 50] {
+            pool.put(ProvingAssignment::synthesize(Squares(n)).ok());
+        }
+        let largest = pool.largest_bytes();
+        let taken = pool.take().unwrap();
+        assert_eq!(taken.heap_bytes() as u64, largest);
+        assert!(taken.a.capacity() >= 10);
+        assert!(pool.take().is_some());
+        assert!(pool.take().is_none(), "the third shell was dropped");
+        assert_eq!(pool.idle_bytes(), 0);
+        let off = BufferPool::new(0);
+        off.put(ProvingAssignment::synthesize(Squares(10)).ok());
+        assert!(off.take().is_none());
+        pool.put(ProvingAssignment::synthesize(Squares(10)).ok());
+        assert_eq!(pool.evict_all().len(), 1);
+        assert_eq!(pool.idle_bytes(), 0);
+    }
+
+    #[test]
+    fn an_unused_shell_comes_back_and_the_thread_is_left_clean() {
+        let shell = ProvingAssignment::synthesize(Squares(10)).unwrap();
+        let ((), left) = with_shell(Some(shell), || {});
+        assert!(left.is_some());
+        assert!(take_shell().is_none());
+        let (r, left) = with_shell(None, || ProvingAssignment::synthesize(Squares(3)));
+        assert!(r.is_ok() && left.is_none());
+    }
+
+    #[test]
+    fn pins_do_not_follow_clones() {
+        let asg = ProvingAssignment::synthesize(Squares(10)).unwrap();
+        let _f = pin_a(&asg);
+        let c = asg.clone();
+        assert!(c.pins.is_empty());
+        assert_eq!(asg.pins.len(), 1);
+        assert_eq!(c, asg);
+    }
+}
