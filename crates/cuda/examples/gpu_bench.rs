@@ -4,7 +4,8 @@
 //! the median of several runs. Prints a table last; `--json PATH` writes all rows.
 //!
 //! Usage: gpu_bench [--json PATH] [--quick]   (--quick: small sizes only, for a smoke run)
-//!        gpu_bench --breakdown [--quick]      (per-kernel times of NTT, H and MSMs at 2^27)
+//!        gpu_bench --breakdown [--quick] [--steps ntt,h,g1,g1split,g2]
+//!                                             (per-kernel times of NTT, H and MSMs at 2^27)
 
 use std::time::Instant;
 
@@ -54,7 +55,14 @@ fn run() -> Result<(), ProveError> {
     let gpu = Gpu::open(0)?;
     eprintln!("gpu_bench on {}", gpu.name());
     if args.iter().any(|a| a == "--breakdown") {
-        return breakdown(&gpu, if quick { 20 } else { 27 });
+        // --steps ntt,h,g1,g1split,g2: only those steps (A/B builds of one kernel).
+        let steps = args
+            .iter()
+            .position(|a| a == "--steps")
+            .and_then(|i| args.get(i + 1))
+            .map_or("ntt,h,g1,g1split,g2", |s| s.as_str());
+        let steps: Vec<&str> = steps.split(',').collect();
+        return breakdown(&gpu, if quick { 20 } else { 27 }, &steps);
     }
     let mut rows = Vec::new();
 
@@ -319,7 +327,8 @@ fn walk<P: Group + Send + Sync, A: Send>(
 /// Per-kernel step times (CUDA events between the steps, `Gpu::probe`) of one NTT, H, a
 /// uniform G1 MSM and split G1 / G2 MSMs on the Filecoin 0/1 mix: median over 3 runs
 /// after a warm-up, printed per step.
-fn breakdown(gpu: &Gpu, lg: u32) -> Result<(), ProveError> {
+fn breakdown(gpu: &Gpu, lg: u32, steps: &[&str]) -> Result<(), ProveError> {
+    let want = |s: &str| steps.contains(&s);
     let n = 1usize << lg;
     let g2_lg = lg.saturating_sub(2);
     let step = |what: &str, f: &mut dyn FnMut() -> Result<(), ProveError>| {
@@ -352,16 +361,17 @@ fn breakdown(gpu: &Gpu, lg: u32) -> Result<(), ProveError> {
         println!("  {:<22} {:>10.2} ms", "total", median(total));
         Ok::<(), ProveError>(())
     };
-    let mut d = random_fr(gpu, n, 1, 0)?;
     let plan = NttPlan::new(gpu, lg)?;
-    step(&format!("NTT forward 2^{lg}"), &mut || {
-        plan.run(gpu, &mut d, NttKind::Forward)
-    })?;
-    step(&format!("NTT coset inverse 2^{lg}"), &mut || {
-        plan.run(gpu, &mut d, NttKind::CosetInverse)
-    })?;
-    drop(d);
-    {
+    if want("ntt") {
+        let mut d = random_fr(gpu, n, 1, 0)?;
+        step(&format!("NTT forward 2^{lg}"), &mut || {
+            plan.run(gpu, &mut d, NttKind::Forward)
+        })?;
+        step(&format!("NTT coset inverse 2^{lg}"), &mut || {
+            plan.run(gpu, &mut d, NttKind::CosetInverse)
+        })?;
+    }
+    if want("h") {
         let mut a = random_fr(gpu, n, 2, 0)?;
         let mut b = random_fr(gpu, n, 3, 0)?;
         let mut c = random_fr(gpu, n, 4, 0)?;
@@ -370,19 +380,26 @@ fn breakdown(gpu: &Gpu, lg: u32) -> Result<(), ProveError> {
         })?;
     }
     drop(plan);
-    let tables = synth::tables::<G1>(n, 0x5eed);
-    let bases = synth::points_from_tables::<G1>(gpu, &tables)?;
-    drop(tables);
-    let uniform = random_fr(gpu, n, 5, 0)?;
-    step(&format!("G1 MSM uniform 2^{lg}"), &mut || {
-        msm::msm::<G1>(gpu, &bases, &uniform, n, false).map(|_| ())
-    })?;
-    drop(uniform);
-    let mixed = random_fr(gpu, n, 6, 1)?;
-    step(&format!("G1 MSM split 0/1 mix 2^{lg}"), &mut || {
-        msm::msm::<G1>(gpu, &bases, &mixed, n, true).map(|_| ())
-    })?;
-    drop((mixed, bases));
+    if want("g1") || want("g1split") {
+        let tables = synth::tables::<G1>(n, 0x5eed);
+        let bases = synth::points_from_tables::<G1>(gpu, &tables)?;
+        drop(tables);
+        if want("g1") {
+            let uniform = random_fr(gpu, n, 5, 0)?;
+            step(&format!("G1 MSM uniform 2^{lg}"), &mut || {
+                msm::msm::<G1>(gpu, &bases, &uniform, n, false).map(|_| ())
+            })?;
+        }
+        if want("g1split") {
+            let mixed = random_fr(gpu, n, 6, 1)?;
+            step(&format!("G1 MSM split 0/1 mix 2^{lg}"), &mut || {
+                msm::msm::<G1>(gpu, &bases, &mixed, n, true).map(|_| ())
+            })?;
+        }
+    }
+    if !want("g2") {
+        return Ok(());
+    }
     let m = 1usize << g2_lg;
     let tables = synth::tables::<G2>(m, 0x5eed);
     let bases = synth::points_from_tables::<G2>(gpu, &tables)?;

@@ -6,6 +6,7 @@ use blstrs::Scalar as Fr;
 use ff::Field;
 use filprove_cuda::msm::{msm_host, G1, G2};
 use filprove_groth16::cpu;
+use group::prime::PrimeCurveAffine;
 use group::Curve;
 
 #[test]
@@ -93,5 +94,45 @@ fn split_msm_edge_distributions() {
         let want2 = cpu::msm_g2(&bases2, &s[..m]).unwrap();
         let got2 = msm_host::<G2>(&gpu, &bases2, &s[..m], true).unwrap();
         assert_eq!(got2.to_affine(), want2.to_affine(), "G2 {name}");
+    }
+}
+
+/// Bases that repeat, cancel and include the identity, under few distinct scalars: a
+/// bucket then meets the same point twice (the addition's doubling case), a point and its
+/// negation (the sum becomes the identity) and the identity itself.
+#[test]
+fn repeated_opposite_and_identity_bases() {
+    let Some(gpu) = common::gpu("repeated_opposite_and_identity_bases") else {
+        return;
+    };
+    let mut rng = common::rng("repeated");
+    let distinct = common::g1_points(&mut rng, 7);
+    let distinct2 = common::g2_points(&mut rng, 7);
+    let picks = [Fr::random(&mut rng), Fr::random(&mut rng), Fr::ONE, -Fr::ONE];
+    for n in [2usize, 3, 64, 1000, 1 << 14] {
+        let pick = |i: usize| (i * 7 + i / 3) % 11;
+        let bases: Vec<_> = (0..n)
+            .map(|i| match pick(i) {
+                0..=6 => distinct[i % 7],
+                7..=8 => -distinct[i % 7],
+                _ => blstrs::G1Affine::identity(),
+            })
+            .collect();
+        let bases2: Vec<_> = (0..n)
+            .map(|i| match pick(i) {
+                0..=6 => distinct2[i % 7],
+                7..=8 => -distinct2[i % 7],
+                _ => blstrs::G2Affine::identity(),
+            })
+            .collect();
+        let scalars: Vec<Fr> = (0..n).map(|i| picks[(i / 7) % picks.len()]).collect();
+        let want = cpu::msm_g1(&bases, &scalars).unwrap();
+        let want2 = cpu::msm_g2(&bases2, &scalars).unwrap();
+        for split in [false, true] {
+            let got = msm_host::<G1>(&gpu, &bases, &scalars, split).unwrap();
+            assert_eq!(got.to_affine(), want.to_affine(), "G1 of {n}, split {split}");
+            let got2 = msm_host::<G2>(&gpu, &bases2, &scalars, split).unwrap();
+            assert_eq!(got2.to_affine(), want2.to_affine(), "G2 of {n}, split {split}");
+        }
     }
 }

@@ -49,6 +49,10 @@ pub struct SyntheticArgs {
     /// GPU workers per device for the pipeline runs.
     #[arg(long, value_delimiter = ',', default_value = "1,2")]
     pub pipeline_workers: Vec<usize>,
+    /// Proved partitions' buffers kept for reuse in the pipeline runs (the engine's
+    /// `reused_partition_buffers`; absent: one per GPU worker, 0: none).
+    #[arg(long)]
+    pub reused_partition_buffers: Option<usize>,
     /// GPU ordinal.
     #[arg(long, default_value_t = 0)]
     pub device: usize,
@@ -414,6 +418,7 @@ fn run_pipeline(
         // Room for the partitions in flight: one per worker, one being made, one queued.
         memory_budget_bytes: Some(per_partition * (workers as u64 + 2)),
         srs_budget_bytes: Some(1 << 30),
+        reused_partition_buffers: args.reused_partition_buffers,
         ..EngineConfig::default()
     };
     let engine = Engine::start(config, vec![Arc::new(backend) as Arc<dyn Backend>], loader)?;
