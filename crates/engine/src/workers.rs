@@ -143,7 +143,8 @@ fn log_partition(
     tracing::info!(
         target: "filprove::timeline",
         job = %job.id, kind = job.kind, partition, device, worker,
-        stage_ms = phase("stage"), stage_copy_ms = phase("stage_copy"),
+        stage_ms = phase("stage"), stage_register_ms = phase("stage_register"),
+        stage_copy_ms = phase("stage_copy"),
         lock_wait_ms = ms(lock_wait), upload_ms = phase("upload"),
         srs_upload_ms = phase("srs_upload"), stage_wait_ms = phase("stage_wait"),
         ntt_h_ms = phase("ntt_h"), msm_h_ms = phase("msm_h"), msm_l_ms = phase("msm_l"),
