@@ -87,44 +87,11 @@ __device__ __forceinline__ Affine<F> msm_point(const Affine<F>* bases, uint32_t 
     return (v >> 31) ? pt.neg() : pt;
 }
 
-// Step 4's accumulator and point source in registers (the default): the next point is
-// loaded while the current one is added (hides the two dependent global loads behind the
-// addition's arithmetic; without it the 2^27 bucket sums took 1,821 instead of 1,330 ms on
-// the H200).
+// Step 4 (see the top). nb buckets, offsets[nb] = number of sorted entries.
 template <class F>
-struct RegAcc {
-    Xyzz<F> v;
-    __device__ __forceinline__ void clear() { v = Xyzz<F>::inf(); }
-    __device__ __forceinline__ Xyzz<F> value() const { return v; }
-    __device__ __forceinline__ void add(const Affine<F>& a) { v = v.add_affine(a); }
-    template <class Pt>
-    __device__ __forceinline__ void add(const Pt& a) { v = v.add_affine(a.affine()); }
-};
-template <class F>
-struct RegPoints {
-    const Affine<F>* bases;
-    const uint32_t* sorted;
-    uint32_t p1;
-    Affine<F> next;
-    __device__ __forceinline__ RegPoints(const Affine<F>* bases, const uint32_t* sorted, uint32_t p0, uint32_t p1)
-        : bases(bases), sorted(sorted), p1(p1), next(msm_point(bases, sorted[p0])) {}
-    // The point of entry p (p = p0, p0 + 1, ... in turn); done(p) follows its addition.
-    __device__ __forceinline__ Affine<F> take(uint32_t p) {
-        const Affine<F> cur = next;
-        if (p + 1 < p1) next = msm_point(bases, sorted[p + 1]);
-        return cur;
-    }
-    __device__ __forceinline__ void done(uint32_t) {}
-};
-
-// Step 4 (see the top). nb buckets, offsets[nb] = number of sorted entries. Acc holds the
-// running bucket sum, Src delivers the points (RegAcc/RegPoints, or the shared-memory A/B
-// variants of msm_smem.cuh, chosen by SumPolicy below).
-template <class F, class Acc, class Src>
-__device__ __forceinline__ void msm_chunk_sum_with(const Affine<F>* bases, const uint32_t* sorted,
-                                                   const uint32_t* offsets, uint32_t nb, uint32_t L,
-                                                   uint32_t chunks, Xyzz<F>* buckets, Xyzz<F>* head,
-                                                   Xyzz<F>* tail) {
+__device__ __forceinline__ void msm_chunk_sum(const Affine<F>* bases, const uint32_t* sorted,
+                                              const uint32_t* offsets, uint32_t nb, uint32_t L, uint32_t chunks,
+                                              Xyzz<F>* buckets, Xyzz<F>* head, Xyzz<F>* tail) {
     const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= chunks) return;
     const uint32_t total = offsets[nb];
@@ -137,45 +104,29 @@ __device__ __forceinline__ void msm_chunk_sum_with(const Affine<F>* bases, const
         if (offsets[mid] <= p0) lo = mid; else hi = mid;
     }
     uint32_t b = lo, start = offsets[b], end = offsets[b + 1];
-    Acc acc;
-    acc.clear();
-    Src src(bases, sorted, p0, p1);
+    Xyzz<F> acc = Xyzz<F>::inf();
+    // The next point is loaded while the current one is added (hides the two dependent
+    // global loads behind the addition's arithmetic; without it the 2^27 bucket sums took
+    // 1,821 instead of 1,330 ms on the H200).
+    Affine<F> next = msm_point(bases, sorted[p0]);
     for (uint32_t p = p0;; p++) {
         if (p == p1 || p >= end) {
             // acc holds this chunk's entries of bucket b (at least one).
-            if (start >= p0 && end <= p1) buckets[b] = acc.value();
-            else if (start < p0) head[j] = acc.value();
-            else tail[j] = acc.value();
+            if (start >= p0 && end <= p1) buckets[b] = acc;
+            else if (start < p0) head[j] = acc;
+            else tail[j] = acc;
             if (p == p1) break;
             do {
                 b++;
                 start = end;
                 end = offsets[b + 1];
             } while (end <= p);
-            acc.clear();
+            acc = Xyzz<F>::inf();
         }
-        acc.add(src.take(p));
-        src.done(p);
+        const Affine<F> cur = next;
+        if (p + 1 < p1) next = msm_point(bases, sorted[p + 1]);
+        acc = acc.add_affine(cur);
     }
-}
-
-// Where step 4 keeps its accumulator and gets its points: registers, unless msm_smem.cuh
-// specialises this for G1 (A/B builds).
-template <class F>
-struct SumPolicy {
-    using Acc = RegAcc<F>;
-    using Src = RegPoints<F>;
-};
-#if defined(FILPROVE_MSM_ACC_SMEM) || defined(FILPROVE_MSM_ASYNC_PREFETCH)
-#include "msm_smem.cuh"
-#endif
-
-template <class F>
-__device__ __forceinline__ void msm_chunk_sum(const Affine<F>* bases, const uint32_t* sorted,
-                                              const uint32_t* offsets, uint32_t nb, uint32_t L, uint32_t chunks,
-                                              Xyzz<F>* buckets, Xyzz<F>* head, Xyzz<F>* tail) {
-    msm_chunk_sum_with<F, typename SumPolicy<F>::Acc, typename SumPolicy<F>::Src>(bases, sorted, offsets, nb, L,
-                                                                                 chunks, buckets, head, tail);
 }
 
 // Step 5: buckets spanning chunks j1 < j2 are tail[j1] + head[j1+1] + ... + head[j2].

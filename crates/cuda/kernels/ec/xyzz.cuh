@@ -105,51 +105,6 @@ struct Xyzz {
     }
 };
 
-// Xyzz::dbl_affine out of line for xyzz_add_affine_to: it only runs when a bucket holds the same point twice, and
-// inlined its registers weigh on the whole loop (G1, both switches, wide product, 4
-// blocks per SM: 36 -> 12 bytes spilled).
-template <class F>
-__device__ __noinline__ Xyzz<F> xyzz_dbl_affine_call(const Affine<F> a) {
-    return Xyzz<F>::dbl_affine(a);
-}
-
-// Xyzz::add_affine with the accumulator and the point behind accessors, for the A/B
-// variants of the G1 bucket sum that keep them in shared memory (ec/msm.cuh,
-// FILPROVE_MSM_ACC_SMEM / FILPROVE_MSM_ASYNC_PREFETCH). Same formulas and edge cases
-// (identity on either side, P == 0: doubling or the identity). Each coordinate is read
-// where it is used and each new one written as soon as the old one has no further use,
-// so the accumulator need not stay in registers across the addition; the products name
-// the stored operand second (the one CIOS takes a limb at a time). The Montgomery
-// product of reduced inputs is the reduced a*b/R either way round, so the result is
-// bit-identical to add_affine.
-//   Acc: X() Y() ZZ() ZZZ() -> F, set_X(F) set_Y(F) set_ZZ(F) set_ZZZ(F), set(Xyzz<F>).
-//   Pt:  is_inf(), x() -> F, y() -> F (y with the entry's sign applied).
-template <class F, class Acc, class Pt>
-__device__ __forceinline__ void xyzz_add_affine_to(Acc& acc, const Pt& a) {
-    if (a.is_inf()) return;
-    if (acc.ZZ().is_zero()) {
-        acc.set({a.x(), a.y(), F::one(), F::one()});
-        return;
-    }
-    const F U2 = a.x() * acc.ZZ();
-    const F S2 = a.y() * acc.ZZZ();
-    const F P = U2 - acc.X();
-    const F R = S2 - acc.Y();
-    if (P.is_zero()) {
-        if (R.is_zero()) acc.set(xyzz_dbl_affine_call<F>(Affine<F>{a.x(), a.y()}));
-        else acc.set(Xyzz<F>::inf());
-        return;
-    }
-    const F PP = P.sqr();
-    const F PPP = P * PP;
-    const F Q = PP * acc.X();
-    acc.set_ZZ(PP * acc.ZZ());     // ZZ3 = ZZ * PP
-    acc.set_ZZZ(PPP * acc.ZZZ());  // ZZZ3 = ZZZ * PPP
-    const F X3 = R.sqr() - PPP - Q.dbl();
-    acc.set_X(X3);
-    acc.set_Y(R * (Q - X3) - PPP * acc.Y());  // Y3 = R (Q - X3) - Y PPP
-}
-
 typedef Affine<Fq> G1A;
 typedef Xyzz<Fq> G1X;
 typedef Affine<Fq2> G2A;
