@@ -108,7 +108,12 @@ fn repeated_opposite_and_identity_bases() {
     let mut rng = common::rng("repeated");
     let distinct = common::g1_points(&mut rng, 7);
     let distinct2 = common::g2_points(&mut rng, 7);
-    let picks = [Fr::random(&mut rng), Fr::random(&mut rng), Fr::ONE, -Fr::ONE];
+    let picks = [
+        Fr::random(&mut rng),
+        Fr::random(&mut rng),
+        Fr::ONE,
+        -Fr::ONE,
+    ];
     for n in [2usize, 3, 64, 1000, 1 << 14] {
         let pick = |i: usize| (i * 7 + i / 3) % 11;
         let bases: Vec<_> = (0..n)
@@ -130,9 +135,17 @@ fn repeated_opposite_and_identity_bases() {
         let want2 = cpu::msm_g2(&bases2, &scalars).unwrap();
         for split in [false, true] {
             let got = msm_host::<G1>(&gpu, &bases, &scalars, split).unwrap();
-            assert_eq!(got.to_affine(), want.to_affine(), "G1 of {n}, split {split}");
+            assert_eq!(
+                got.to_affine(),
+                want.to_affine(),
+                "G1 of {n}, split {split}"
+            );
             let got2 = msm_host::<G2>(&gpu, &bases2, &scalars, split).unwrap();
-            assert_eq!(got2.to_affine(), want2.to_affine(), "G2 of {n}, split {split}");
+            assert_eq!(
+                got2.to_affine(),
+                want2.to_affine(),
+                "G2 of {n}, split {split}"
+            );
         }
     }
 }
