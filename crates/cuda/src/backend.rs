@@ -386,6 +386,9 @@ impl CudaBackend {
             gpu.take_probes()?; // drop steps of earlier work
             gpu.probe("region_start")?;
         }
+        // Host time in the region before the first kernel is queued (plan, parameters,
+        // working memory), not covered by the device-event phases below.
+        report.add_phase("region_setup", t_region.elapsed());
         let wait0 = gpu.mark()?;
         if let Some((_, ready)) = &part.copy_events {
             s.wait(ready).map_err(|e| gpu.err("wait for staging", e))?;
@@ -548,10 +551,11 @@ impl CudaBackend {
             }
         }
         report.add_phase("result_wait", t_dl.elapsed());
-        // Everything that read the staged buffers and host registrations has completed.
-        // Freeing them (unregistering 16.7 GB of a 32 GiB partition takes ~0.3 s of host
-        // time) waits for `release_finished`, after the caller's kernel lock; a finished
-        // partition still counts against the budget until then.
+        let t_tail = Instant::now();
+        // Everything that read the staged buffers has completed. Freeing them waits for
+        // `release_finished`, after the caller's kernel lock; a finished partition still
+        // counts against the budget until then. (The host registrations stay with the
+        // assignment, filprove_groth16::recycle.)
         part.mark_completed();
         {
             let mut finished = lock(&self.finished);
@@ -563,6 +567,7 @@ impl CudaBackend {
             finished.push((part, part_hold));
         }
         drop(work_hold);
+        report.add_phase("region_tail", t_tail.elapsed());
         report.add_phase("region", t_region.elapsed());
         drop(region);
         Ok(assemble(srs, input, h, l, a, b1, b2))
