@@ -38,6 +38,9 @@ pub struct EngineConfig {
     /// page-locking, filprove_groth16::recycle); `None`: one per prover worker. Idle ones
     /// count against the memory budget and are freed when they keep a partition out.
     pub reused_partition_buffers: Option<usize>,
+    /// Kept assignments that no synthesis refilled for this long are freed (`None`: kept
+    /// until a partition needs the memory).
+    pub reused_partition_buffers_idle: Option<Duration>,
 }
 
 impl Default for EngineConfig {
@@ -50,6 +53,7 @@ impl Default for EngineConfig {
             srs_budget_bytes: None,
             max_retained_jobs: 10_000,
             reused_partition_buffers: None,
+            reused_partition_buffers_idle: Some(Duration::from_secs(300)),
         }
     }
 }
@@ -224,7 +228,11 @@ impl Engine {
             })
             .collect::<Vec<_>>();
         let shared = Arc::new(Shared {
-            sched: Scheduler::new(mem_budget, BufferPool::new(kept_buffers)),
+            sched: Scheduler::new(
+                mem_budget,
+                BufferPool::new(kept_buffers),
+                config.reused_partition_buffers_idle,
+            ),
             srs: SrsManager::new(srs_loader, srs_budget),
             devices,
             metrics: Metrics::default(),

@@ -11,6 +11,7 @@
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
 
 use filprove_groth16::recycle::BufferPool;
 use filprove_groth16::ProvingAssignment;
@@ -81,6 +82,8 @@ pub(crate) struct Scheduler {
     /// Proved partitions' assignments kept for reuse; their bytes count against the
     /// budget while idle.
     pub buffers: Arc<BufferPool>,
+    /// Kept assignments idle this long are freed (None: kept until needed elsewhere).
+    buffer_idle: Option<Duration>,
     synth_ready: Condvar,
     prove_ready: Condvar,
 }
@@ -99,9 +102,14 @@ impl Drop for Reservation {
 }
 
 impl Scheduler {
-    pub fn new(memory_limit: u64, buffers: Arc<BufferPool>) -> Arc<Self> {
+    pub fn new(
+        memory_limit: u64,
+        buffers: Arc<BufferPool>,
+        buffer_idle: Option<Duration>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             buffers,
+            buffer_idle,
             state: Mutex::new(SchedState {
                 synth: BinaryHeap::new(),
                 prove: BinaryHeap::new(),
@@ -152,6 +160,17 @@ impl Scheduler {
             if st.stopping {
                 return None;
             }
+            if let Some(max_idle) = self.buffer_idle {
+                // Kept buffers nobody refilled for a while go back to the system (freed
+                // outside the lock: unpinning takes a while).
+                let old = self.buffers.evict_idle(max_idle);
+                if !old.is_empty() {
+                    drop(st);
+                    drop(old);
+                    st = self.lock();
+                    continue;
+                }
+            }
             while st.synth.peek().is_some_and(|t| !t.job.is_live(t.attempt)) {
                 st.synth.pop();
             }
@@ -188,7 +207,16 @@ impl Scheduler {
                     }
                 }
             }
-            st = self.synth_ready.wait(st).unwrap_or_else(|p| p.into_inner());
+            st = match self.buffer_idle {
+                // Wakes up to free idle kept buffers even when no work comes.
+                Some(d) => {
+                    self.synth_ready
+                        .wait_timeout(st, d.max(Duration::from_millis(10)))
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0
+                }
+                None => self.synth_ready.wait(st).unwrap_or_else(|p| p.into_inner()),
+            };
         }
     }
 

@@ -379,3 +379,38 @@ fn kept_buffers_give_way_to_a_partition_that_needs_the_memory() {
     assert_eq!(buffers_metric(&m, "new"), Some(3.0), "{m}");
     assert_eq!(buffers_metric(&m, "reused"), None, "{m}");
 }
+
+#[test]
+fn kept_buffers_are_freed_after_their_idle_time() {
+    let mut cfg = config(1, false);
+    cfg.reused_partition_buffers_idle = Some(Duration::from_secs(2));
+    let e = Engine::start(
+        cfg,
+        cpu(),
+        loader(Arc::new(AtomicUsize::new(0)), Duration::ZERO),
+    )
+    .unwrap();
+    let probe = Arc::new(Probe::default());
+    e.submit(
+        Some("a"),
+        Priority::Normal,
+        Arc::new(ChainJob::new("a", 2, &probe)),
+    )
+    .unwrap();
+    let r = e.wait("a", WAIT).unwrap().unwrap();
+    assert!(
+        matches!(r.outcome, JobOutcome::Completed(_)),
+        "{:?}",
+        r.outcome
+    );
+    let idle = |e: &Engine| {
+        let m = e.metrics_text();
+        m.lines()
+            .find_map(|l| l.strip_prefix("filprove_partition_buffers_idle_bytes "))
+            .map(|v| v.trim().parse::<f64>().unwrap())
+            .unwrap()
+    };
+    // Kept right after the job, then freed without any further work arriving.
+    wait_until("the buffers kept", || idle(&e) > 0.0);
+    wait_until("the idle buffers freed", || idle(&e) == 0.0);
+}

@@ -18,6 +18,7 @@
 use std::cell::RefCell;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use crate::ProvingAssignment;
 
@@ -110,10 +111,11 @@ impl fmt::Debug for HostPins {
     }
 }
 
-/// Finished assignments kept, emptied, for the next syntheses (at most `max_shells`).
+/// Finished assignments kept, emptied, for the next syntheses (at most `max_shells`),
+/// each with the time it was put back.
 pub struct BufferPool {
     max_shells: usize,
-    idle: Mutex<Vec<ProvingAssignment>>,
+    idle: Mutex<Vec<(ProvingAssignment, Instant)>>,
 }
 
 impl fmt::Debug for BufferPool {
@@ -134,7 +136,7 @@ impl BufferPool {
         })
     }
 
-    fn lock(&self) -> MutexGuard<'_, Vec<ProvingAssignment>> {
+    fn lock(&self) -> MutexGuard<'_, Vec<(ProvingAssignment, Instant)>> {
         self.idle.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -150,7 +152,7 @@ impl BufferPool {
         asg.clear();
         let mut idle = self.lock();
         if idle.len() < self.max_shells {
-            idle.push(asg);
+            idle.push((asg, Instant::now()));
             return;
         }
         drop(idle);
@@ -166,28 +168,38 @@ impl BufferPool {
     pub fn take_at_most(&self, bytes: u64) -> Option<ProvingAssignment> {
         let mut idle = self.lock();
         let best = (0..idle.len())
-            .filter(|&i| idle[i].heap_bytes() as u64 <= bytes)
-            .max_by_key(|&i| idle[i].heap_bytes())?;
-        Some(idle.swap_remove(best))
+            .filter(|&i| idle[i].0.heap_bytes() as u64 <= bytes)
+            .max_by_key(|&i| idle[i].0.heap_bytes())?;
+        Some(idle.swap_remove(best).0)
     }
 
     /// Bytes held by idle assignments.
     pub fn idle_bytes(&self) -> u64 {
-        self.lock().iter().map(|a| a.heap_bytes() as u64).sum()
+        self.lock().iter().map(|(a, _)| a.heap_bytes() as u64).sum()
     }
 
     /// Bytes of the idle assignment [`BufferPool::take`] would return (0 when none).
     pub fn largest_bytes(&self) -> u64 {
         self.lock()
             .iter()
-            .map(|a| a.heap_bytes() as u64)
+            .map(|(a, _)| a.heap_bytes() as u64)
             .max()
             .unwrap_or(0)
     }
 
     /// Removes every idle assignment (the caller drops them, ideally outside its locks).
     pub fn evict_all(&self) -> Vec<ProvingAssignment> {
-        std::mem::take(&mut *self.lock())
+        self.evict_idle(Duration::ZERO)
+    }
+
+    /// Removes the assignments idle for at least `max_idle` (the caller drops them).
+    pub fn evict_idle(&self, max_idle: Duration) -> Vec<ProvingAssignment> {
+        let mut idle = self.lock();
+        let (old, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut *idle)
+            .into_iter()
+            .partition(|(_, since)| since.elapsed() >= max_idle);
+        *idle = kept;
+        old.into_iter().map(|(a, _)| a).collect()
     }
 }
 
@@ -352,8 +364,11 @@ mod tests {
         off.put(ProvingAssignment::synthesize(Squares(10)).ok());
         assert!(off.take().is_none());
         pool.put(ProvingAssignment::synthesize(Squares(10)).ok());
-        assert_eq!(pool.evict_all().len(), 1);
+        assert!(pool.evict_idle(Duration::from_secs(3600)).is_empty());
+        assert_eq!(pool.evict_idle(Duration::ZERO).len(), 1);
         assert_eq!(pool.idle_bytes(), 0);
+        pool.put(ProvingAssignment::synthesize(Squares(10)).ok());
+        assert_eq!(pool.evict_all().len(), 1);
     }
 
     #[test]

@@ -74,6 +74,9 @@ pub struct EngineSection {
     /// Proved partitions' assignments kept for the next syntheses to refill, page-locked;
     /// absent: one per prover worker, 0: none.
     pub reused_partition_buffers: Option<usize>,
+    /// Seconds a kept buffer may wait for a synthesis before it is freed; 0: kept until a
+    /// partition needs the memory.
+    pub reused_partition_buffers_idle_secs: u64,
 }
 
 impl Default for EngineSection {
@@ -86,6 +89,7 @@ impl Default for EngineSection {
             max_retained_jobs: 10_000,
             nvml_sample_ms: 100,
             reused_partition_buffers: None,
+            reused_partition_buffers_idle_secs: 300,
         }
     }
 }

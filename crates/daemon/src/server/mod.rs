@@ -84,6 +84,8 @@ pub fn engine_config(c: &Config) -> anyhow::Result<EngineConfig> {
         srs_budget_bytes: c.srs.budget.resolve().map_err(anyhow::Error::msg)?,
         max_retained_jobs: c.engine.max_retained_jobs,
         reused_partition_buffers: c.engine.reused_partition_buffers,
+        reused_partition_buffers_idle: (c.engine.reused_partition_buffers_idle_secs > 0)
+            .then(|| Duration::from_secs(c.engine.reused_partition_buffers_idle_secs)),
     })
 }
 

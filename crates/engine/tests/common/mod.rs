@@ -334,6 +334,7 @@ pub fn config(partition_workers: usize, express: bool) -> filprove_engine::Engin
         srs_budget_bytes: Some(1 << 30),
         max_retained_jobs: 1000,
         reused_partition_buffers: None,
+        reused_partition_buffers_idle: None,
     }
 }
 
