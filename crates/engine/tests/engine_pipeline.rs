@@ -11,12 +11,7 @@ use common::*;
 use filprove_engine::{Engine, EngineError, JobOutcome, JobStatus, Priority};
 
 fn engine(workers: usize) -> Engine {
-    Engine::start(
-        config(workers, true),
-        cpu(),
-        loader(Arc::new(AtomicUsize::new(0)), Duration::ZERO),
-    )
-    .unwrap()
+    engine_with(config(workers, true))
 }
 
 const WAIT: Option<Duration> = Some(Duration::from_secs(120));
@@ -301,6 +296,28 @@ fn drain_cancels_what_outlives_the_grace_period() {
     );
 }
 
+/// Submits `job` as `name` and asserts that it completes (the engine verified every
+/// partition's proof).
+fn prove_ok(e: &Engine, name: &str, job: ChainJob) {
+    e.submit(Some(name), Priority::Normal, Arc::new(job))
+        .unwrap();
+    let r = e.wait(name, WAIT).unwrap().unwrap();
+    assert!(
+        matches!(r.outcome, JobOutcome::Completed(_)),
+        "{name}: {:?}",
+        r.outcome
+    );
+}
+
+fn engine_with(cfg: filprove_engine::EngineConfig) -> Engine {
+    Engine::start(
+        cfg,
+        cpu(),
+        loader(Arc::new(AtomicUsize::new(0)), Duration::ZERO),
+    )
+    .unwrap()
+}
+
 /// Bytes of one chain partition's assignment (what a kept buffer holds).
 fn chain_shell_bytes() -> u64 {
     let asg = filprove_groth16::ProvingAssignment::synthesize(Chain {
@@ -323,15 +340,7 @@ fn later_partitions_refill_proved_partitions_buffers() {
     let e = engine(1);
     let probe = Arc::new(Probe::default());
     for name in ["first", "second"] {
-        let job = Arc::new(ChainJob::new(name, 2, &probe));
-        e.submit(Some(name), Priority::Normal, job).unwrap();
-        let r = e.wait(name, WAIT).unwrap().unwrap();
-        // Completed means the engine verified every partition's proof.
-        assert!(
-            matches!(r.outcome, JobOutcome::Completed(_)),
-            "{:?}",
-            r.outcome
-        );
+        prove_ok(&e, name, ChainJob::new(name, 2, &probe));
     }
     let m = e.metrics_text();
     assert_eq!(buffers_metric(&m, "new"), Some(2.0), "{m}");
@@ -350,31 +359,12 @@ fn kept_buffers_give_way_to_a_partition_that_needs_the_memory() {
     let s = chain_shell_bytes();
     let mut cfg = config(1, false);
     cfg.memory_budget_bytes = Some(3 * s);
-    let e = Engine::start(
-        cfg,
-        cpu(),
-        loader(Arc::new(AtomicUsize::new(0)), Duration::ZERO),
-    )
-    .unwrap();
+    let e = engine_with(cfg);
     let probe = Arc::new(Probe::default());
-    let a = Arc::new(ChainJob::new("a", 2, &probe).memory(s));
-    e.submit(Some("a"), Priority::Normal, a).unwrap();
-    let r = e.wait("a", WAIT).unwrap().unwrap();
-    assert!(
-        matches!(r.outcome, JobOutcome::Completed(_)),
-        "{:?}",
-        r.outcome
-    );
+    prove_ok(&e, "a", ChainJob::new("a", 2, &probe).memory(s));
     // Two kept buffers (2s) beside a partition estimated at 2.5s exceed the budget (3s);
     // without them it fits: they are freed and the partition starts.
-    let b = Arc::new(ChainJob::new("b", 1, &probe).memory(5 * s / 2));
-    e.submit(Some("b"), Priority::Normal, b).unwrap();
-    let r = e.wait("b", WAIT).unwrap().unwrap();
-    assert!(
-        matches!(r.outcome, JobOutcome::Completed(_)),
-        "{:?}",
-        r.outcome
-    );
+    prove_ok(&e, "b", ChainJob::new("b", 1, &probe).memory(5 * s / 2));
     let m = e.metrics_text();
     assert_eq!(buffers_metric(&m, "new"), Some(3.0), "{m}");
     assert_eq!(buffers_metric(&m, "reused"), None, "{m}");
@@ -384,25 +374,9 @@ fn kept_buffers_give_way_to_a_partition_that_needs_the_memory() {
 fn kept_buffers_are_freed_after_their_idle_time() {
     let mut cfg = config(1, false);
     cfg.reused_partition_buffers_idle = Some(Duration::from_secs(2));
-    let e = Engine::start(
-        cfg,
-        cpu(),
-        loader(Arc::new(AtomicUsize::new(0)), Duration::ZERO),
-    )
-    .unwrap();
+    let e = engine_with(cfg);
     let probe = Arc::new(Probe::default());
-    e.submit(
-        Some("a"),
-        Priority::Normal,
-        Arc::new(ChainJob::new("a", 2, &probe)),
-    )
-    .unwrap();
-    let r = e.wait("a", WAIT).unwrap().unwrap();
-    assert!(
-        matches!(r.outcome, JobOutcome::Completed(_)),
-        "{:?}",
-        r.outcome
-    );
+    prove_ok(&e, "a", ChainJob::new("a", 2, &probe));
     let idle = |e: &Engine| {
         let m = e.metrics_text();
         m.lines()
