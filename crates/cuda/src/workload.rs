@@ -207,7 +207,6 @@ pub fn assignment(shape: &WorkloadShape, seed: u64) -> ProvingAssignment {
 /// into the thread's reused assignment when the engine set one (filprove_groth16::recycle).
 pub fn clone_par(asg: &ProvingAssignment) -> ProvingAssignment {
     let mut out = recycle::take_shell().unwrap_or_default();
-    out.clear();
     out.reserve_vectors(asg.a.len(), asg.aux_assignment.len());
     for (dst, src) in [
         (&mut out.a, &asg.a),

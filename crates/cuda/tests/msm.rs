@@ -97,6 +97,18 @@ fn split_msm_edge_distributions() {
     }
 }
 
+/// n bases from 7 distinct points: mostly the points themselves, some negated, some the
+/// identity, in a fixed pattern.
+fn repeat_negate_identity<P: PrimeCurveAffine>(distinct: &[P], n: usize) -> Vec<P> {
+    (0..n)
+        .map(|i| match (i * 7 + i / 3) % 11 {
+            0..=6 => distinct[i % 7],
+            7..=8 => -distinct[i % 7],
+            _ => P::identity(),
+        })
+        .collect()
+}
+
 /// Bases that repeat, cancel and include the identity, under few distinct scalars: a
 /// bucket then meets the same point twice (the addition's doubling case), a point and its
 /// negation (the sum becomes the identity) and the identity itself.
@@ -115,21 +127,8 @@ fn repeated_opposite_and_identity_bases() {
         -Fr::ONE,
     ];
     for n in [2usize, 3, 64, 1000, 1 << 14] {
-        let pick = |i: usize| (i * 7 + i / 3) % 11;
-        let bases: Vec<_> = (0..n)
-            .map(|i| match pick(i) {
-                0..=6 => distinct[i % 7],
-                7..=8 => -distinct[i % 7],
-                _ => blstrs::G1Affine::identity(),
-            })
-            .collect();
-        let bases2: Vec<_> = (0..n)
-            .map(|i| match pick(i) {
-                0..=6 => distinct2[i % 7],
-                7..=8 => -distinct2[i % 7],
-                _ => blstrs::G2Affine::identity(),
-            })
-            .collect();
+        let bases = repeat_negate_identity(&distinct, n);
+        let bases2 = repeat_negate_identity(&distinct2, n);
         let scalars: Vec<Fr> = (0..n).map(|i| picks[(i / 7) % picks.len()]).collect();
         let want = cpu::msm_g1(&bases, &scalars).unwrap();
         let want2 = cpu::msm_g2(&bases2, &scalars).unwrap();

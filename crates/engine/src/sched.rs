@@ -161,13 +161,10 @@ impl Scheduler {
                 return None;
             }
             if let Some(max_idle) = self.buffer_idle {
-                // Kept buffers nobody refilled for a while go back to the system (freed
-                // outside the lock: unpinning takes a while).
+                // Kept buffers nobody refilled for a while go back to the system.
                 let old = self.buffers.evict_idle(max_idle);
                 if !old.is_empty() {
-                    drop(st);
-                    drop(old);
-                    st = self.lock();
+                    st = self.free_unlocked(st, old);
                     continue;
                 }
             }
@@ -197,12 +194,8 @@ impl Scheduler {
                         ));
                     }
                     if shell > 0 && st.budget.fits_over(bytes, extra) {
-                        // Only kept assignments are in the way: free them (outside the
-                        // lock: unpinning takes a while) and try again.
-                        let evicted = self.buffers.evict_all();
-                        drop(st);
-                        drop(evicted);
-                        st = self.lock();
+                        // Only kept assignments are in the way: free them and try again.
+                        st = self.free_unlocked(st, self.buffers.evict_all());
                         continue;
                     }
                 }
@@ -218,6 +211,18 @@ impl Scheduler {
                 None => self.synth_ready.wait(st).unwrap_or_else(|p| p.into_inner()),
             };
         }
+    }
+
+    /// Frees evicted kept assignments with the lock released (unpinning 16 GiB takes a
+    /// while) and takes the lock again.
+    fn free_unlocked<'a>(
+        &'a self,
+        st: MutexGuard<'a, SchedState>,
+        freed: Vec<ProvingAssignment>,
+    ) -> MutexGuard<'a, SchedState> {
+        drop(st);
+        drop(freed);
+        self.lock()
     }
 
     /// Queues a synthesized partition for a prover.

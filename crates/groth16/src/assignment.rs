@@ -46,11 +46,11 @@ pub struct ProvingAssignment {
 impl ProvingAssignment {
     /// Synthesizes `circuit` and returns its finished assignment (ONE input allocated
     /// first, input constraints appended).
+    ///
     /// Fills the thread's reused assignment when the engine set one
     /// ([`recycle::with_shell`]).
     pub fn synthesize<C: Circuit<Fr>>(circuit: C) -> Result<Self, SynthesisError> {
         let mut cs = recycle::take_shell().unwrap_or_default();
-        cs.clear();
         cs.alloc_input(|| "one", || Ok(Fr::ONE))?;
         circuit.synthesize(&mut cs)?;
         cs.finish();
@@ -73,15 +73,16 @@ impl ProvingAssignment {
     /// witness (in all), releasing first the pin of any vector that reallocates for it.
     /// Code that fills the vectors without the `ConstraintSystem` methods calls this first.
     pub fn reserve_vectors(&mut self, constraints: usize, aux: usize) {
-        for v in [&mut self.a, &mut self.b, &mut self.c] {
-            let extra = constraints.saturating_sub(v.len());
+        for (v, n) in [
+            (&mut self.a, constraints),
+            (&mut self.b, constraints),
+            (&mut self.c, constraints),
+            (&mut self.aux_assignment, aux),
+        ] {
+            let extra = n.saturating_sub(v.len());
             grow(&self.pins, v, extra);
             v.reserve(extra);
         }
-        let v = &mut self.aux_assignment;
-        let extra = aux.saturating_sub(v.len());
-        grow(&self.pins, v, extra);
-        v.reserve(extra);
     }
 
     /// Appends the `input_i * 0 = 0` constraints that make the IC query fully dense.

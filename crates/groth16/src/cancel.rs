@@ -62,28 +62,8 @@ pub fn is_cancellation(e: &SynthesisError) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_circuit::Chain;
     use crate::ProvingAssignment;
-    use bellperson::{Circuit, ConstraintSystem};
-    use blstrs::Scalar as Fr;
-    use ff::Field;
-
-    /// Allocates `n` variables, each constrained to square to the next.
-    struct Chain(usize);
-
-    impl Circuit<Fr> for Chain {
-        fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
-            let mut v = Fr::from(3u64);
-            let mut prev = cs.alloc(|| "x0", || Ok(v))?;
-            for i in 1..self.0 {
-                let next = v.square();
-                let var = cs.alloc(|| format!("x{i}"), || Ok(next))?;
-                cs.enforce(|| "sq", |lc| lc + prev, |lc| lc + prev, |lc| lc + var);
-                prev = var;
-                v = next;
-            }
-            Ok(())
-        }
-    }
 
     #[test]
     fn a_set_flag_stops_synthesis_within_one_check_interval() {

@@ -21,6 +21,8 @@ pub mod params;
 pub mod proof;
 pub mod recycle;
 pub mod report;
+#[cfg(test)]
+mod test_circuit;
 
 pub use assignment::ProvingAssignment;
 pub use backend::{Backend, ProofInput, Randomness, Staged};

@@ -86,11 +86,6 @@ impl HostPins {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-
-    /// Bytes pinned.
-    pub fn bytes(&self) -> usize {
-        self.lock().iter().map(|p| p.bytes).sum()
-    }
 }
 
 impl Clone for HostPins {
@@ -229,19 +224,21 @@ pub fn with_shell<R>(
     (r, left)
 }
 
-/// The shell [`with_shell`] set for this thread's synthesis, if still there (taken by
-/// [`ProvingAssignment::synthesize`]; a stand-in synthesis that fills an assignment by
-/// other means takes it here, then calls [`ProvingAssignment::reserve_vectors`]).
+/// The shell [`with_shell`] set for this thread's synthesis, emptied, if still there
+/// (taken by [`ProvingAssignment::synthesize`]; a stand-in synthesis that fills an
+/// assignment by other means takes it here, then calls
+/// [`ProvingAssignment::reserve_vectors`]).
 pub fn take_shell() -> Option<ProvingAssignment> {
-    SHELL.with(|s| s.borrow_mut().take())
+    let mut shell = SHELL.with(|s| s.borrow_mut().take())?;
+    shell.clear();
+    Some(shell)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_circuit::Chain;
     use crate::Fr;
-    use bellperson::{Circuit, ConstraintSystem, SynthesisError};
-    use ff::Field;
     use std::sync::atomic::{AtomicBool, Ordering};
 
     /// A guard that records when it is dropped.
@@ -254,23 +251,6 @@ mod tests {
     fn flag() -> (Arc<AtomicBool>, Box<dyn Send + Sync>) {
         let f = Arc::new(AtomicBool::new(false));
         (f.clone(), Box::new(Flag(f)))
-    }
-
-    /// x_{i+1} = x_i^2, n constraints.
-    struct Squares(usize);
-    impl Circuit<Fr> for Squares {
-        fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
-            let mut v = Fr::from(3u64);
-            let mut x = cs.alloc(|| "x0", || Ok(v))?;
-            for _ in 0..self.0 {
-                let w = v.square();
-                let y = cs.alloc(|| "x", || Ok(w))?;
-                cs.enforce(|| "sq", |lc| lc + x, |lc| lc + x, |lc| lc + y);
-                x = y;
-                v = w;
-            }
-            Ok(())
-        }
     }
 
     fn pin_a(asg: &ProvingAssignment) -> Arc<AtomicBool> {
@@ -286,7 +266,7 @@ mod tests {
     #[test]
     fn a_kept_shell_is_refilled_in_place_with_its_pin() {
         let pool = BufferPool::new(2);
-        let first = ProvingAssignment::synthesize(Squares(1000)).unwrap();
+        let first = ProvingAssignment::synthesize(Chain(1000)).unwrap();
         let expected = first.clone();
         let released = pin_a(&first);
         let (ptr, cap) = (first.a.as_ptr(), first.a.capacity());
@@ -299,7 +279,7 @@ mod tests {
             b
         });
         let (again, left) = with_shell(pool.take(), || {
-            ProvingAssignment::synthesize(Squares(1000)).unwrap()
+            ProvingAssignment::synthesize(Chain(1000)).unwrap()
         });
         assert!(left.is_none(), "the synthesis took the shell");
         assert_eq!(again, expected, "same witness as a fresh synthesis");
@@ -319,23 +299,23 @@ mod tests {
     #[test]
     fn a_vector_that_outgrows_its_shell_releases_its_pin_first() {
         let pool = BufferPool::new(1);
-        let small = ProvingAssignment::synthesize(Squares(100)).unwrap();
+        let small = ProvingAssignment::synthesize(Chain(100)).unwrap();
         let released = pin_a(&small);
         pool.put(Some(small));
         let (big, _) = with_shell(pool.take(), || {
-            ProvingAssignment::synthesize(Squares(5000)).unwrap()
+            ProvingAssignment::synthesize(Chain(5000)).unwrap()
         });
         assert!(
             released.load(Ordering::SeqCst),
             "the pin went before the reallocation"
         );
         assert!(big.pins.is_empty());
-        assert_eq!(big, ProvingAssignment::synthesize(Squares(5000)).unwrap());
+        assert_eq!(big, ProvingAssignment::synthesize(Chain(5000)).unwrap());
     }
 
     #[test]
     fn reserve_vectors_releases_only_what_reallocates() {
-        let mut asg = ProvingAssignment::synthesize(Squares(100)).unwrap();
+        let mut asg = ProvingAssignment::synthesize(Chain(100)).unwrap();
         asg.clear();
         let cap = asg.a.capacity();
         let kept = pin_a(&asg);
@@ -351,7 +331,7 @@ mod tests {
     fn the_pool_keeps_at_most_its_bound_and_hands_out_the_largest() {
         let pool = BufferPool::new(2);
         for n in [10, 400, 50] {
-            pool.put(ProvingAssignment::synthesize(Squares(n)).ok());
+            pool.put(ProvingAssignment::synthesize(Chain(n)).ok());
         }
         let largest = pool.largest_bytes();
         let taken = pool.take().unwrap();
@@ -361,29 +341,29 @@ mod tests {
         assert!(pool.take().is_none(), "the third shell was dropped");
         assert_eq!(pool.idle_bytes(), 0);
         let off = BufferPool::new(0);
-        off.put(ProvingAssignment::synthesize(Squares(10)).ok());
+        off.put(ProvingAssignment::synthesize(Chain(10)).ok());
         assert!(off.take().is_none());
-        pool.put(ProvingAssignment::synthesize(Squares(10)).ok());
+        pool.put(ProvingAssignment::synthesize(Chain(10)).ok());
         assert!(pool.evict_idle(Duration::from_secs(3600)).is_empty());
         assert_eq!(pool.evict_idle(Duration::ZERO).len(), 1);
         assert_eq!(pool.idle_bytes(), 0);
-        pool.put(ProvingAssignment::synthesize(Squares(10)).ok());
+        pool.put(ProvingAssignment::synthesize(Chain(10)).ok());
         assert_eq!(pool.evict_all().len(), 1);
     }
 
     #[test]
     fn an_unused_shell_comes_back_and_the_thread_is_left_clean() {
-        let shell = ProvingAssignment::synthesize(Squares(10)).unwrap();
+        let shell = ProvingAssignment::synthesize(Chain(10)).unwrap();
         let ((), left) = with_shell(Some(shell), || {});
         assert!(left.is_some());
         assert!(take_shell().is_none());
-        let (r, left) = with_shell(None, || ProvingAssignment::synthesize(Squares(3)));
+        let (r, left) = with_shell(None, || ProvingAssignment::synthesize(Chain(3)));
         assert!(r.is_ok() && left.is_none());
     }
 
     #[test]
     fn pins_do_not_follow_clones() {
-        let asg = ProvingAssignment::synthesize(Squares(10)).unwrap();
+        let asg = ProvingAssignment::synthesize(Chain(10)).unwrap();
         let _f = pin_a(&asg);
         let c = asg.clone();
         assert!(c.pins.is_empty());
