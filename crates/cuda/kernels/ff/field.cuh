@@ -69,16 +69,41 @@ struct Field {
     __device__ __forceinline__ Field neg() const { return is_zero() ? *this : zero() - *this; }
     __device__ __forceinline__ Field dbl() const { return *this + *this; }
 
+    __device__ __forceinline__ friend Field operator*(const Field& a, const Field& b) {
+#ifdef FILPROVE_FQ_MUL_NOINLINE
+        if constexpr (N == 12) return mont_mul_call(a, b);
+#endif
+        return mont_mul(a, b);
+    }
+#ifdef FILPROVE_FQ_MUL_NOINLINE
+    // A/B builds only: the Fq product out of line (one copy of its code per kernel).
+    __device__ __noinline__ static Field mont_mul_call(Field a, Field b) { return mont_mul(a, b); }
+#endif
+
+    // Rounds of the Fq product's outer loop unrolled per loop iteration (a divisor of 12;
+    // 12 = fully unrolled). A/B builds set FILPROVE_MUL_UNROLL; Fr is always unrolled.
+#ifndef FILPROVE_MUL_UNROLL
+#define FILPROVE_MUL_UNROLL 12
+#endif
+    static constexpr int MUL_ROUNDS = N == 12 ? FILPROVE_MUL_UNROLL : N;
+    static_assert(N % MUL_ROUNDS == 0, "FILPROVE_MUL_UNROLL must divide 12");
+
 #ifndef FILPROVE_MUL_WIDE
     // Montgomery product a*b/R mod p: CIOS, lo and hi partial products in two PTX carry
-    // chains.
-    __device__ __forceinline__ friend Field operator*(const Field& a, const Field& b) {
+    // chains. The outer loop runs N / MUL_ROUNDS times with MUL_ROUNDS rounds unrolled in
+    // each; b's limbs move down by MUL_ROUNDS per iteration so that every index is static.
+    __device__ __forceinline__ static Field mont_mul(const Field& a, const Field& b_in) {
         uint32_t t[N + 2];
 #pragma unroll
         for (int i = 0; i < N + 2; i++) t[i] = 0;
+        uint32_t bv[N];
 #pragma unroll
-        for (int i = 0; i < N; i++) {
-            const uint32_t bi = b.v[i];
+        for (int i = 0; i < N; i++) bv[i] = b_in.v[i];
+#pragma unroll 1
+        for (int it = 0; it < N / MUL_ROUNDS; it++) {
+#pragma unroll
+        for (int i = 0; i < MUL_ROUNDS; i++) {
+            const uint32_t bi = bv[i];
             // t += a * bi
             t[0] = ptx::mad_lo_cc(a.v[0], bi, t[0]);
 #pragma unroll
@@ -120,6 +145,9 @@ struct Field {
             for (int j = 0; j <= N; j++) t[j] = t[j + 1];
             t[N + 1] = 0;
         }
+#pragma unroll
+        for (int j = 0; j + MUL_ROUNDS < N; j++) bv[j] = bv[j + MUL_ROUNDS];
+        }
         Field r;
 #pragma unroll
         for (int i = 0; i < N; i++) r.v[i] = t[i];
@@ -131,7 +159,7 @@ struct Field {
     // the integer ALU. In isolation (bench/mulbench.cu, H200) it makes a G1 mixed addition
     // 1.33x faster, but the real bucket-sum kernel 1.33x SLOWER (2^27: 1,958 vs 1,469 ms;
     // docs/benchmarks.md, "Field product A/B"), so it is not the default.
-    __device__ __forceinline__ friend Field operator*(const Field& a, const Field& b) {
+    __device__ __forceinline__ static Field mont_mul(const Field& a, const Field& b) {
         uint32_t t[N + 2];
 #pragma unroll
         for (int i = 0; i < N + 2; i++) t[i] = 0;
