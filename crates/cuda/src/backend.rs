@@ -21,6 +21,7 @@ use group::Curve as _;
 
 use crate::field::bytes_of;
 use crate::gpu::{blocks, cfg, Gpu};
+use crate::host_marks::HostMarks;
 use crate::msm::{self, G1, G2};
 use crate::msm_batch::{msm_batched, Bases, MsmRun};
 use crate::ntt::{self, NttPlan};
@@ -330,8 +331,11 @@ impl CudaBackend {
         staged: Option<(Box<StagedPartition>, Reservation)>,
         report: &mut ProveReport,
     ) -> Result<Proof, ProveError> {
+        let t_lock = Instant::now();
         let region = lock(&self.region);
         let t_region = Instant::now();
+        let mut hm = HostMarks::new(t_lock);
+        hm.mark("region_lock");
         let gpu = &self.gpu;
         gpu.bind()?;
         let asg = input.assignment;
@@ -389,11 +393,18 @@ impl CudaBackend {
         // Host time in the region before the first kernel is queued (plan, parameters,
         // working memory), not covered by the device-event phases below.
         report.add_phase("region_setup", t_region.elapsed());
+        hm.mark(if gpu.compute_idle() {
+            "setup_idle"
+        } else {
+            "setup_busy"
+        });
         let wait0 = gpu.mark()?;
+        hm.mark("first_mark");
         if let Some((_, ready)) = &part.copy_events {
             s.wait(ready).map_err(|e| gpu.err("wait for staging", e))?;
         }
         marks.push(("stage_wait", gpu.mark()?));
+        hm.mark("stage_wait_q");
 
         // H on the device, in place in the staged a (b, c become scratch).
         let ntt_plan = NttPlan::new(gpu, shape.lg)?;
@@ -403,6 +414,7 @@ impl CudaBackend {
         }
         drop(ntt_plan);
         marks.push(("ntt_h", gpu.mark()?));
+        hm.mark("ntt_h_q");
 
         let m = 1usize << shape.lg;
         let mut bounce_guard = lock(&self.region_bounce);
@@ -441,6 +453,7 @@ impl CudaBackend {
             &mut run!("msm_h"),
         )?;
         marks.push(("msm_h", gpu.mark()?));
+        hm.mark("msm_h_q");
         let n_aux = asg.aux_assignment.len();
         let l = msm_batched::<G1>(
             gpu,
@@ -451,6 +464,7 @@ impl CudaBackend {
             &mut run!("msm_l"),
         )?;
         marks.push(("msm_l", gpu.mark()?));
+        hm.mark("msm_l_q");
 
         let inputs = &asg.input_assignment;
         let (a_scalars, up) = gather(
@@ -472,6 +486,7 @@ impl CudaBackend {
         )?;
         drop(a_scalars);
         marks.push(("msm_a", gpu.mark()?));
+        hm.mark("msm_a_q");
 
         let b_inputs: Vec<Fr> = asg
             .b_input_density
@@ -496,6 +511,7 @@ impl CudaBackend {
             &mut run!("msm_b_g1"),
         )?;
         marks.push(("msm_b_g1", gpu.mark()?));
+        hm.mark("msm_b_g1_q");
         let b2_bases = match dev.as_ref() {
             Some(d) => Bases::Device(&d.b_g2),
             None => Bases::Host(bytes_of(&srs.b_g2)),
@@ -509,6 +525,7 @@ impl CudaBackend {
             &mut run!("msm_b_g2"),
         )?;
         marks.push(("msm_b_g2", gpu.mark()?));
+        hm.mark("msm_b_g2_q");
         drop(bounce_guard);
 
         // The one host synchronisation of the proof, on an event: a pageable download that
@@ -519,6 +536,7 @@ impl CudaBackend {
         gpu.record(s)?
             .synchronize()
             .map_err(|e| gpu.err("waiting for the proof's kernels", e))?;
+        hm.mark("synced");
         let (h_bytes, l_bytes, a_bytes) =
             (h.download_bytes(), l.download_bytes(), a.download_bytes());
         let (b1_bytes, b2_bytes) = (b1.download_bytes(), b2.download_bytes());
@@ -569,6 +587,12 @@ impl CudaBackend {
         drop(work_hold);
         report.add_phase("region_tail", t_tail.elapsed());
         report.add_phase("region", t_region.elapsed());
+        hm.mark("end");
+        log::debug!(
+            "{}: region host marks (ms from the region lock request): {}",
+            gpu.name(),
+            hm.render()
+        );
         drop(region);
         Ok(assemble(srs, input, h, l, a, b1, b2))
     }

@@ -315,6 +315,13 @@ impl Gpu {
         Ok(e)
     }
 
+    /// Whether the compute stream has finished all work queued on it (cuStreamQuery).
+    pub fn compute_idle(&self) -> bool {
+        // SAFETY: a query of this context's live stream.
+        let r = unsafe { cudarc::driver::sys::cuStreamQuery(self.stream.cu_stream()) };
+        r == CUresult::CUDA_SUCCESS
+    }
+
     /// Starts (or stops) collecting [`Gpu::probe`] events; starting drops earlier ones.
     pub fn set_probing(&self, on: bool) {
         if let Ok(mut p) = self.probes.lock() {

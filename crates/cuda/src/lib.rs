@@ -12,6 +12,7 @@
 pub mod backend;
 pub mod field;
 pub mod gpu;
+mod host_marks;
 pub mod kernels;
 pub mod msm;
 pub mod msm_batch;

@@ -50,9 +50,13 @@ struct FqParams {
 typedef Field<FrParams> Fr;
 typedef Field<FqParams> Fq;
 
-// Out-of-line Fq products for Fq2: inlining every one of them makes the G2 kernels
-// take many minutes to compile and spill anyway; a call costs little next to a product.
+// Fq products for Fq2, out of line (the Fq product is by default, field.cuh; in an A/B
+// build that inlines it, this keeps the G2 kernels from taking many minutes to compile).
+#if FILPROVE_FQ_MUL_OUTLINE
+__device__ __forceinline__ Fq fq_mul_call(Fq a, Fq b) { return a * b; }
+#else
 __device__ __noinline__ Fq fq_mul_call(Fq a, Fq b) { return a * b; }
+#endif
 
 // Fq2 = Fq[u]/(u^2 + 1), blst layout (c0, c1).
 struct Fq2 {

@@ -69,41 +69,41 @@ struct Field {
     __device__ __forceinline__ Field neg() const { return is_zero() ? *this : zero() - *this; }
     __device__ __forceinline__ Field dbl() const { return *this + *this; }
 
-    __device__ __forceinline__ friend Field operator*(const Field& a, const Field& b) {
-#ifdef FILPROVE_FQ_MUL_NOINLINE
-        if constexpr (N == 12) return mont_mul_call(a, b);
+    // Where the products' code goes. Inlined, every product of an elliptic-curve addition
+    // is its own ~1,160 SASS instructions: the G1 bucket-sum loop was 22,500 instructions
+    // (360 KB, more than the SM's instruction cache) and the bucket reduction 159,000. Out
+    // of line, a kernel holds one copy and a call costs a few moves: on the H200 the 2^27
+    // G1 MSM went from 1,492-1,509 to 1,373 ms (bucket sums 1,307-1,325 -> 1,225 ms,
+    // reduction 51 -> 17 ms), the split G1 MSM from 102 to 85 ms (docs/benchmarks.md,
+    // "Session 7"). Unrolling the product's outer loop only partly (2-6 rounds per
+    // iteration: smaller code, register moves at the back edge) was slower than either.
+    // A/B builds: FILPROVE_FQ_MUL_OUTLINE=0 inlines the Fq product again,
+    // FILPROVE_FR_MUL_OUTLINE=1 puts the Fr product out of line too.
+#ifndef FILPROVE_FQ_MUL_OUTLINE
+#define FILPROVE_FQ_MUL_OUTLINE 1
 #endif
+#ifndef FILPROVE_FR_MUL_OUTLINE
+#define FILPROVE_FR_MUL_OUTLINE 0
+#endif
+    static constexpr bool MUL_OUTLINE = N == 12 ? FILPROVE_FQ_MUL_OUTLINE : FILPROVE_FR_MUL_OUTLINE;
+
+    __device__ __forceinline__ friend Field operator*(const Field& a, const Field& b) {
+        if constexpr (MUL_OUTLINE) return mont_mul_call(a, b);
         return mont_mul(a, b);
     }
-#ifdef FILPROVE_FQ_MUL_NOINLINE
-    // A/B builds only: the Fq product out of line (one copy of its code per kernel).
     __device__ __noinline__ static Field mont_mul_call(Field a, Field b) { return mont_mul(a, b); }
-#endif
-
-    // Rounds of the Fq product's outer loop unrolled per loop iteration (a divisor of 12;
-    // 12 = fully unrolled). A/B builds set FILPROVE_MUL_UNROLL; Fr is always unrolled.
-#ifndef FILPROVE_MUL_UNROLL
-#define FILPROVE_MUL_UNROLL 12
-#endif
-    static constexpr int MUL_ROUNDS = N == 12 ? FILPROVE_MUL_UNROLL : N;
-    static_assert(N % MUL_ROUNDS == 0, "FILPROVE_MUL_UNROLL must divide 12");
 
 #ifndef FILPROVE_MUL_WIDE
     // Montgomery product a*b/R mod p: CIOS, lo and hi partial products in two PTX carry
-    // chains. The outer loop runs N / MUL_ROUNDS times with MUL_ROUNDS rounds unrolled in
-    // each; b's limbs move down by MUL_ROUNDS per iteration so that every index is static.
-    __device__ __forceinline__ static Field mont_mul(const Field& a, const Field& b_in) {
+    // chains.
+    __device__ __forceinline__ static Field mont_mul(const Field& a, const Field& b) {
+
         uint32_t t[N + 2];
 #pragma unroll
         for (int i = 0; i < N + 2; i++) t[i] = 0;
-        uint32_t bv[N];
 #pragma unroll
-        for (int i = 0; i < N; i++) bv[i] = b_in.v[i];
-#pragma unroll 1
-        for (int it = 0; it < N / MUL_ROUNDS; it++) {
-#pragma unroll
-        for (int i = 0; i < MUL_ROUNDS; i++) {
-            const uint32_t bi = bv[i];
+        for (int i = 0; i < N; i++) {
+            const uint32_t bi = b.v[i];
             // t += a * bi
             t[0] = ptx::mad_lo_cc(a.v[0], bi, t[0]);
 #pragma unroll
@@ -144,9 +144,6 @@ struct Field {
 #pragma unroll
             for (int j = 0; j <= N; j++) t[j] = t[j + 1];
             t[N + 1] = 0;
-        }
-#pragma unroll
-        for (int j = 0; j + MUL_ROUNDS < N; j++) bv[j] = bv[j + MUL_ROUNDS];
         }
         Field r;
 #pragma unroll
@@ -192,9 +189,83 @@ struct Field {
         return reduce_once(r);
     }
 #endif
-    // A dedicated square (off-diagonal products once, SOS reduction, wide products) was
-    // 1.2-1.4x faster alone but made the G1 mixed addition 1.45x slower: not used.
-    __device__ __forceinline__ Field sqr() const { return *this * *this; }
+    // Square. FILPROVE_FQ_SQR_SOS=1 (A/B builds) gives Fq a dedicated one, out of line.
+    // (Session 4: an inlined dedicated square was 1.2-1.4x faster alone but made the
+    // inlined G1 mixed addition 1.45x slower, code size again.)
+#ifndef FILPROVE_FQ_SQR_SOS
+#define FILPROVE_FQ_SQR_SOS 0
+#endif
+    __device__ __forceinline__ Field sqr() const {
+        if constexpr (N == 12 && FILPROVE_FQ_SQR_SOS) return mont_sqr_call(*this);
+        return *this * *this;
+    }
+    __device__ __noinline__ static Field mont_sqr_call(Field x) { return mont_sqr(x); }
+
+    // x^2/R mod p by separated operand scanning: the off-diagonal products a_i a_j (i < j)
+    // once, doubled, plus the diagonal a_i^2 (78 lo/hi pairs instead of 144), then the
+    // Montgomery reduction of the low half (144 pairs, as in the product) plus the high
+    // half: (T_lo + m p)/R + T_hi < (p + 1) + p^2/R < 2p, so one conditional subtraction
+    // (p < R/4 for Fq; not used for Fr).
+    __device__ __forceinline__ static Field mont_sqr(const Field& x) {
+        const uint32_t* a = x.v;
+        uint32_t t[2 * N];
+#pragma unroll
+        for (int k = 0; k < 2 * N; k++) t[k] = 0;
+        // Row i adds a_i a_j, j > i: low halves at i + j (carry into i + N, which holds
+        // at most the previous row's carry), high halves at i + j + 1 (carry into i + N + 1).
+#pragma unroll
+        for (int i = 0; i < N - 1; i++) {
+            t[2 * i + 1] = ptx::mad_lo_cc(a[i], a[i + 1], t[2 * i + 1]);
+#pragma unroll
+            for (int j = i + 2; j < N; j++) t[i + j] = ptx::madc_lo_cc(a[i], a[j], t[i + j]);
+            t[i + N] = ptx::addc(t[i + N], 0);
+            t[2 * i + 2] = ptx::mad_hi_cc(a[i], a[i + 1], t[2 * i + 2]);
+#pragma unroll
+            for (int j = i + 2; j < N; j++) t[i + j + 1] = ptx::madc_hi_cc(a[i], a[j], t[i + j + 1]);
+            t[i + N + 1] = ptx::addc(t[i + N + 1], 0);
+        }
+        // Doubled (t[0] is 0; no carry out: the sum is below a^2 / 2).
+        t[1] = ptx::add_cc(t[1], t[1]);
+#pragma unroll
+        for (int k = 2; k < 2 * N - 1; k++) t[k] = ptx::addc_cc(t[k], t[k]);
+        t[2 * N - 1] = ptx::addc(t[2 * N - 1], t[2 * N - 1]);
+        // Plus the diagonal (no carry out: a^2 < 2^(64 N)).
+        t[0] = ptx::mad_lo_cc(a[0], a[0], t[0]);
+        t[1] = ptx::madc_hi_cc(a[0], a[0], t[1]);
+#pragma unroll
+        for (int i = 1; i < N; i++) {
+            t[2 * i] = ptx::madc_lo_cc(a[i], a[i], t[2 * i]);
+            t[2 * i + 1] = ptx::madc_hi_cc(a[i], a[i], t[2 * i + 1]);
+        }
+        // u = (T_lo + m p) / R, m limb by limb as in the product's second half.
+        uint32_t u[N + 2];
+#pragma unroll
+        for (int k = 0; k < N; k++) u[k] = t[k];
+        u[N] = 0;
+        u[N + 1] = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            const uint32_t m = u[0] * P::INV;
+            u[0] = ptx::mad_lo_cc(m, P::mod(0), u[0]);
+#pragma unroll
+            for (int j = 1; j < N; j++) u[j] = ptx::madc_lo_cc(m, P::mod(j), u[j]);
+            u[N] = ptx::addc_cc(u[N], 0);
+            u[N + 1] = ptx::addc(u[N + 1], 0);
+            u[1] = ptx::mad_hi_cc(m, P::mod(0), u[1]);
+#pragma unroll
+            for (int j = 1; j < N; j++) u[j + 1] = ptx::madc_hi_cc(m, P::mod(j), u[j + 1]);
+            u[N + 1] = ptx::addc(u[N + 1], 0);
+#pragma unroll
+            for (int j = 0; j <= N; j++) u[j] = u[j + 1];
+            u[N + 1] = 0;
+        }
+        // + T_hi (the sum is below 2p < 2^(32 N): no carry out).
+        Field r;
+        r.v[0] = ptx::add_cc(u[0], t[N]);
+#pragma unroll
+        for (int k = 1; k < N; k++) r.v[k] = ptx::addc_cc(u[k], t[N + k]);
+        return reduce_once(r);
+    }
 
     // Montgomery form <-> canonical integer.
     __device__ __forceinline__ Field to_mont() const {

@@ -1,0 +1,34 @@
+//! Host-side timestamps of one kernel region, logged at debug level beside the device-event
+//! phases: where the region's wall time and its device time part (queueing that blocked,
+//! a compute stream that was not idle when the region began) shows here.
+
+use std::time::Instant;
+
+pub struct HostMarks {
+    start: Instant,
+    marks: Vec<(&'static str, f64)>,
+}
+
+impl HostMarks {
+    pub fn new(start: Instant) -> Self {
+        Self {
+            start,
+            marks: Vec::with_capacity(16),
+        }
+    }
+
+    /// Milliseconds since the region began, under `label`.
+    pub fn mark(&mut self, label: &'static str) {
+        self.marks
+            .push((label, self.start.elapsed().as_secs_f64() * 1e3));
+    }
+
+    /// "label=ms label=ms ..." in the order marked.
+    pub fn render(&self) -> String {
+        self.marks
+            .iter()
+            .map(|(l, ms)| format!("{l}={ms:.2}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
