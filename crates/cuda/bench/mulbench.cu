@@ -1,7 +1,7 @@
 // Field-product micro-benchmark: throughput of the Fq and Fr Montgomery products and of
 // the G1 mixed XYZZ addition, and a checksum of fixed-input results (two builds with
 // different product routines must print the same checksums).
-// Build: nvcc -O3 -std=c++17 -arch=sm_90 -I ../kernels [-DFILPROVE_MUL_WIDE=1] mulbench.cu
+// Build: nvcc -O3 -std=c++17 -arch=sm_90 -I ../kernels [-DFILPROVE_FQ_MUL_WIDE=0 | -DFILPROVE_MUL_WIDE=1] mulbench.cu
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -97,11 +97,8 @@ static double bench_mul(const char* name, uint32_t top_mask) {
 
 int main() {
     cudaDeviceProp p; CK(cudaGetDeviceProperties(&p, 0));
-#ifdef FILPROVE_MUL_WIDE
-    printf("product: %s on %s\n", "wide (IMAD.WIDE CIOS)", p.name);
-#else
-    printf("product: %s on %s\n", "lo/hi carry chains", p.name);
-#endif
+    printf("product: Fq %s, Fr %s on %s\n", Fq::MUL_WIDE ? "wide (IMAD.WIDE CIOS)" : "lo/hi carry chains",
+           Fr::MUL_WIDE ? "wide" : "lo/hi", p.name);
     const uint32_t fq_pm1[12] = {0xffffaaaa, 0xb9feffff, 0xb153ffff, 0x1eabfffe, 0xf6b0f624, 0x6730d2a0,
                                  0xf38512bf, 0x64774b84, 0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea};
     const uint32_t fr_pm1[8] = {0x00000000, 0xffffffff, 0xfffe5bfe, 0x53bda402,

@@ -93,11 +93,31 @@ struct Field {
     }
     __device__ __noinline__ static Field mont_mul_call(Field a, Field b) { return mont_mul(a, b); }
 
-#ifndef FILPROVE_MUL_WIDE
+    // Which Montgomery product: 64-bit multiply-adds (IMAD.WIDE, "wide") or lo/hi carry
+    // chains. Out of line, the wide one is faster for Fq (the 2^27 G1 MSM 1,373 -> 1,293
+    // ms on the H200, docs/benchmarks.md "Session 7"; inlined it was slower, 178 registers
+    // in the bucket sums). Fr stays on carry chains (the NTT kernels inline it). A/B builds:
+    // FILPROVE_FQ_MUL_WIDE / FILPROVE_FR_MUL_WIDE = 0 or 1; FILPROVE_MUL_WIDE sets both
+    // (crates/cuda/bench/mulbench.cu).
+#ifdef FILPROVE_MUL_WIDE
+#define FILPROVE_FQ_MUL_WIDE 1
+#define FILPROVE_FR_MUL_WIDE 1
+#endif
+#ifndef FILPROVE_FQ_MUL_WIDE
+#define FILPROVE_FQ_MUL_WIDE 1
+#endif
+#ifndef FILPROVE_FR_MUL_WIDE
+#define FILPROVE_FR_MUL_WIDE 0
+#endif
+    static constexpr bool MUL_WIDE = N == 12 ? FILPROVE_FQ_MUL_WIDE : FILPROVE_FR_MUL_WIDE;
+    __device__ __forceinline__ static Field mont_mul(const Field& a, const Field& b) {
+        if constexpr (MUL_WIDE) return mont_mul_wide(a, b);
+        return mont_mul_lohi(a, b);
+    }
+
     // Montgomery product a*b/R mod p: CIOS, lo and hi partial products in two PTX carry
     // chains.
-    __device__ __forceinline__ static Field mont_mul(const Field& a, const Field& b) {
-
+    __device__ __forceinline__ static Field mont_mul_lohi(const Field& a, const Field& b) {
         uint32_t t[N + 2];
 #pragma unroll
         for (int i = 0; i < N + 2; i++) t[i] = 0;
@@ -150,13 +170,12 @@ struct Field {
         for (int i = 0; i < N; i++) r.v[i] = t[i];
         return reduce_once(r);
     }
-#else
-    // Alternative product (A/B builds only, FILPROVE_CUDA_DEFINES=FILPROVE_MUL_WIDE): CIOS
-    // with each partial product one 32x32+64 -> 64-bit multiply-add (IMAD.WIDE), carries on
-    // the integer ALU. In isolation (bench/mulbench.cu, H200) it makes a G1 mixed addition
-    // 1.33x faster, but the real bucket-sum kernel 1.33x SLOWER (2^27: 1,958 vs 1,469 ms;
-    // docs/benchmarks.md, "Field product A/B"), so it is not the default.
-    __device__ __forceinline__ static Field mont_mul(const Field& a, const Field& b) {
+
+    // CIOS with each partial product one 32x32+64 -> 64-bit multiply-add (IMAD.WIDE: both
+    // halves for the price of a high half), carries on the integer ALU. Inlined, it made the
+    // bucket sums 1.33x slower (more registers, fewer warps; session 4); out of line it is
+    // the faster Fq product (above).
+    __device__ __forceinline__ static Field mont_mul_wide(const Field& a, const Field& b) {
         uint32_t t[N + 2];
 #pragma unroll
         for (int i = 0; i < N + 2; i++) t[i] = 0;
@@ -188,84 +207,12 @@ struct Field {
         for (int i = 0; i < N; i++) r.v[i] = t[i];
         return reduce_once(r);
     }
-#endif
-    // Square. FILPROVE_FQ_SQR_SOS=1 (A/B builds) gives Fq a dedicated one, out of line.
-    // (Session 4: an inlined dedicated square was 1.2-1.4x faster alone but made the
-    // inlined G1 mixed addition 1.45x slower, code size again.)
-#ifndef FILPROVE_FQ_SQR_SOS
-#define FILPROVE_FQ_SQR_SOS 0
-#endif
-    __device__ __forceinline__ Field sqr() const {
-        if constexpr (N == 12 && FILPROVE_FQ_SQR_SOS) return mont_sqr_call(*this);
-        return *this * *this;
-    }
-    __device__ __noinline__ static Field mont_sqr_call(Field x) { return mont_sqr(x); }
 
-    // x^2/R mod p by separated operand scanning: the off-diagonal products a_i a_j (i < j)
-    // once, doubled, plus the diagonal a_i^2 (78 lo/hi pairs instead of 144), then the
-    // Montgomery reduction of the low half (144 pairs, as in the product) plus the high
-    // half: (T_lo + m p)/R + T_hi < (p + 1) + p^2/R < 2p, so one conditional subtraction
-    // (p < R/4 for Fq; not used for Fr).
-    __device__ __forceinline__ static Field mont_sqr(const Field& x) {
-        const uint32_t* a = x.v;
-        uint32_t t[2 * N];
-#pragma unroll
-        for (int k = 0; k < 2 * N; k++) t[k] = 0;
-        // Row i adds a_i a_j, j > i: low halves at i + j (carry into i + N, which holds
-        // at most the previous row's carry), high halves at i + j + 1 (carry into i + N + 1).
-#pragma unroll
-        for (int i = 0; i < N - 1; i++) {
-            t[2 * i + 1] = ptx::mad_lo_cc(a[i], a[i + 1], t[2 * i + 1]);
-#pragma unroll
-            for (int j = i + 2; j < N; j++) t[i + j] = ptx::madc_lo_cc(a[i], a[j], t[i + j]);
-            t[i + N] = ptx::addc(t[i + N], 0);
-            t[2 * i + 2] = ptx::mad_hi_cc(a[i], a[i + 1], t[2 * i + 2]);
-#pragma unroll
-            for (int j = i + 2; j < N; j++) t[i + j + 1] = ptx::madc_hi_cc(a[i], a[j], t[i + j + 1]);
-            t[i + N + 1] = ptx::addc(t[i + N + 1], 0);
-        }
-        // Doubled (t[0] is 0; no carry out: the sum is below a^2 / 2).
-        t[1] = ptx::add_cc(t[1], t[1]);
-#pragma unroll
-        for (int k = 2; k < 2 * N - 1; k++) t[k] = ptx::addc_cc(t[k], t[k]);
-        t[2 * N - 1] = ptx::addc(t[2 * N - 1], t[2 * N - 1]);
-        // Plus the diagonal (no carry out: a^2 < 2^(64 N)).
-        t[0] = ptx::mad_lo_cc(a[0], a[0], t[0]);
-        t[1] = ptx::madc_hi_cc(a[0], a[0], t[1]);
-#pragma unroll
-        for (int i = 1; i < N; i++) {
-            t[2 * i] = ptx::madc_lo_cc(a[i], a[i], t[2 * i]);
-            t[2 * i + 1] = ptx::madc_hi_cc(a[i], a[i], t[2 * i + 1]);
-        }
-        // u = (T_lo + m p) / R, m limb by limb as in the product's second half.
-        uint32_t u[N + 2];
-#pragma unroll
-        for (int k = 0; k < N; k++) u[k] = t[k];
-        u[N] = 0;
-        u[N + 1] = 0;
-#pragma unroll
-        for (int i = 0; i < N; i++) {
-            const uint32_t m = u[0] * P::INV;
-            u[0] = ptx::mad_lo_cc(m, P::mod(0), u[0]);
-#pragma unroll
-            for (int j = 1; j < N; j++) u[j] = ptx::madc_lo_cc(m, P::mod(j), u[j]);
-            u[N] = ptx::addc_cc(u[N], 0);
-            u[N + 1] = ptx::addc(u[N + 1], 0);
-            u[1] = ptx::mad_hi_cc(m, P::mod(0), u[1]);
-#pragma unroll
-            for (int j = 1; j < N; j++) u[j + 1] = ptx::madc_hi_cc(m, P::mod(j), u[j + 1]);
-            u[N + 1] = ptx::addc(u[N + 1], 0);
-#pragma unroll
-            for (int j = 0; j <= N; j++) u[j] = u[j + 1];
-            u[N + 1] = 0;
-        }
-        // + T_hi (the sum is below 2p < 2^(32 N): no carry out).
-        Field r;
-        r.v[0] = ptx::add_cc(u[0], t[N]);
-#pragma unroll
-        for (int k = 1; k < N; k++) r.v[k] = ptx::addc_cc(u[k], t[N + k]);
-        return reduce_once(r);
-    }
+    // A dedicated square (off-diagonal products once, doubled, plus the diagonal; 222
+    // instead of 288 lo/hi pairs) was slower in the G1 MSM in both forms: inlined 1.45x
+    // (session 4), out of line beside the out-of-line product 1,459 vs 1,373 ms at 2^27
+    // (session 7, 1,360 vs 1,293 with the wide product).
+    __device__ __forceinline__ Field sqr() const { return *this * *this; }
 
     // Montgomery form <-> canonical integer.
     __device__ __forceinline__ Field to_mont() const {
