@@ -233,13 +233,14 @@ __device__ __forceinline__ void xyzz_reduce(const Xyzz<F>* in, uint32_t m, uint3
     if (threadIdx.x == 0) out[blockIdx.x] = sm[0];
 }
 
-// Launch bounds of the G1 bucket-sum kernels (blocks of 128 threads). They are latency-bound
-// (every product is a serial carry chain), so resident warps matter more than spills: 4
-// blocks per SM caps them at 128 registers (166 unbounded: 3 blocks, 12 warps per SM) and
-// made the 2^27 bucket sums 11 % faster (1,464 -> 1,302 ms on the H200). A/B builds set
-// FILPROVE_MSM_SUM_MIN_BLOCKS (FILPROVE_CUDA_DEFINES); 0 leaves them unbounded.
+// Launch bounds of the G1 bucket-sum kernels (blocks of 128 threads). With the products
+// inlined, 4 blocks per SM (128 registers) made the 2^27 bucket sums 11 % faster than
+// unbounded (1,464 -> 1,302 ms on the H200, session 4). With the Fq product out of line
+// (ff/field.cuh) 3 blocks are best by a little: 1,142 against 1,146 (4) and 1,154 ms (2;
+// session 7). A/B builds set FILPROVE_MSM_SUM_MIN_BLOCKS (FILPROVE_CUDA_DEFINES); 0 leaves
+// them unbounded.
 #ifndef FILPROVE_MSM_SUM_MIN_BLOCKS
-#define FILPROVE_MSM_SUM_MIN_BLOCKS 4
+#define FILPROVE_MSM_SUM_MIN_BLOCKS 3
 #endif
 #if FILPROVE_MSM_SUM_MIN_BLOCKS > 0
 #define MSM_SUM_BOUNDS __launch_bounds__(128, FILPROVE_MSM_SUM_MIN_BLOCKS)
@@ -250,7 +251,8 @@ __device__ __forceinline__ void xyzz_reduce(const Xyzz<F>* in, uint32_t m, uint3
 // Launch bounds of the G1 bucket reduction (blocks of REDUCE_THREADS = 128): its running
 // sums are serial chains too. 3 blocks per SM (168 registers, 1.5 KB spilled) against 2
 // unbounded (255): 2^27 reduction 58.4 -> 50.8 ms on the H200. A/B via
-// FILPROVE_MSM_REDUCE_MIN_BLOCKS (0 = unbounded).
+// FILPROVE_MSM_REDUCE_MIN_BLOCKS (0 = unbounded). (With the Fq product out of line the
+// reduction takes 15.6 ms.)
 #ifndef FILPROVE_MSM_REDUCE_MIN_BLOCKS
 #define FILPROVE_MSM_REDUCE_MIN_BLOCKS 3
 #endif

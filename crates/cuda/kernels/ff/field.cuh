@@ -94,11 +94,11 @@ struct Field {
     __device__ __noinline__ static Field mont_mul_call(Field a, Field b) { return mont_mul(a, b); }
 
     // Which Montgomery product: 64-bit multiply-adds (IMAD.WIDE, "wide") or lo/hi carry
-    // chains. Out of line, the wide one is faster for Fq (the 2^27 G1 MSM 1,373 -> 1,293
-    // ms on the H200, docs/benchmarks.md "Session 7"; inlined it was slower, 178 registers
-    // in the bucket sums). Fr stays on carry chains (the NTT kernels inline it). A/B builds:
-    // FILPROVE_FQ_MUL_WIDE / FILPROVE_FR_MUL_WIDE = 0 or 1; FILPROVE_MUL_WIDE sets both
-    // (crates/cuda/bench/mulbench.cu).
+    // chains. The wide one is faster for both fields now (H200, docs/benchmarks.md
+    // "Session 7"): Fq out of line, 2^27 G1 MSM 1,373 -> 1,293 ms (inlined it had been
+    // slower, 178 registers in the bucket sums); Fr inlined in the NTT kernels, H at 2^27
+    // 444 -> 395 ms. A/B builds: FILPROVE_FQ_MUL_WIDE / FILPROVE_FR_MUL_WIDE = 0 or 1;
+    // FILPROVE_MUL_WIDE sets both (crates/cuda/bench/mulbench.cu).
 #ifdef FILPROVE_MUL_WIDE
 #define FILPROVE_FQ_MUL_WIDE 1
 #define FILPROVE_FR_MUL_WIDE 1
@@ -107,7 +107,7 @@ struct Field {
 #define FILPROVE_FQ_MUL_WIDE 1
 #endif
 #ifndef FILPROVE_FR_MUL_WIDE
-#define FILPROVE_FR_MUL_WIDE 0
+#define FILPROVE_FR_MUL_WIDE 1
 #endif
     static constexpr bool MUL_WIDE = N == 12 ? FILPROVE_FQ_MUL_WIDE : FILPROVE_FR_MUL_WIDE;
     __device__ __forceinline__ static Field mont_mul(const Field& a, const Field& b) {
@@ -173,8 +173,8 @@ struct Field {
 
     // CIOS with each partial product one 32x32+64 -> 64-bit multiply-add (IMAD.WIDE: both
     // halves for the price of a high half), carries on the integer ALU. Inlined, it made the
-    // bucket sums 1.33x slower (more registers, fewer warps; session 4); out of line it is
-    // the faster Fq product (above).
+    // bucket sums 1.33x slower (more registers, fewer warps; session 4); now the default
+    // for both fields (above).
     __device__ __forceinline__ static Field mont_mul_wide(const Field& a, const Field& b) {
         uint32_t t[N + 2];
 #pragma unroll
