@@ -32,3 +32,28 @@ impl HostMarks {
             .join(" ")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marks_render_in_order_with_growing_offsets() {
+        let start = Instant::now();
+        let mut hm = HostMarks::new(start);
+        hm.mark("a");
+        std::thread::yield_now();
+        hm.mark("b");
+        let text = hm.render();
+        let parts: Vec<(&str, f64)> = text
+            .split(' ')
+            .map(|p| {
+                let (l, v) = p.split_once('=').expect("label=ms");
+                (l, v.parse().expect("milliseconds"))
+            })
+            .collect();
+        assert_eq!(parts.iter().map(|p| p.0).collect::<Vec<_>>(), ["a", "b"]);
+        assert!(parts[0].1 >= 0.0 && parts[1].1 >= parts[0].1);
+        assert_eq!(HostMarks::new(start).render(), "");
+    }
+}
