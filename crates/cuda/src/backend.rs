@@ -403,8 +403,13 @@ impl CudaBackend {
         if let Some((_, ready)) = &part.copy_events {
             s.wait(ready).map_err(|e| gpu.err("wait for staging", e))?;
         }
-        marks.push(("stage_wait", gpu.mark()?));
-        hm.mark("stage_wait_q");
+        // A phase ends: a device mark for its time, a host mark for when it was queued.
+        let mut end_phase = |name: &'static str| -> Result<(), ProveError> {
+            marks.push((name, gpu.mark()?));
+            hm.mark(name);
+            Ok(())
+        };
+        end_phase("stage_wait")?;
 
         // H on the device, in place in the staged a (b, c become scratch).
         let ntt_plan = NttPlan::new(gpu, shape.lg)?;
@@ -413,8 +418,7 @@ impl CudaBackend {
             ntt::compute_h_in_place(gpu, &ntt_plan, [a, b, c])?;
         }
         drop(ntt_plan);
-        marks.push(("ntt_h", gpu.mark()?));
-        hm.mark("ntt_h_q");
+        end_phase("ntt_h")?;
 
         let m = 1usize << shape.lg;
         let mut bounce_guard = lock(&self.region_bounce);
@@ -452,8 +456,7 @@ impl CudaBackend {
             false,
             &mut run!("msm_h"),
         )?;
-        marks.push(("msm_h", gpu.mark()?));
-        hm.mark("msm_h_q");
+        end_phase("msm_h")?;
         let n_aux = asg.aux_assignment.len();
         let l = msm_batched::<G1>(
             gpu,
@@ -463,8 +466,7 @@ impl CudaBackend {
             true,
             &mut run!("msm_l"),
         )?;
-        marks.push(("msm_l", gpu.mark()?));
-        hm.mark("msm_l_q");
+        end_phase("msm_l")?;
 
         let inputs = &asg.input_assignment;
         let (a_scalars, up) = gather(
@@ -485,8 +487,7 @@ impl CudaBackend {
             &mut run!("msm_a"),
         )?;
         drop(a_scalars);
-        marks.push(("msm_a", gpu.mark()?));
-        hm.mark("msm_a_q");
+        end_phase("msm_a")?;
 
         let b_inputs: Vec<Fr> = asg
             .b_input_density
@@ -510,8 +511,7 @@ impl CudaBackend {
             true,
             &mut run!("msm_b_g1"),
         )?;
-        marks.push(("msm_b_g1", gpu.mark()?));
-        hm.mark("msm_b_g1_q");
+        end_phase("msm_b_g1")?;
         let b2_bases = match dev.as_ref() {
             Some(d) => Bases::Device(&d.b_g2),
             None => Bases::Host(bytes_of(&srs.b_g2)),
@@ -524,8 +524,7 @@ impl CudaBackend {
             true,
             &mut run!("msm_b_g2"),
         )?;
-        marks.push(("msm_b_g2", gpu.mark()?));
-        hm.mark("msm_b_g2_q");
+        end_phase("msm_b_g2")?;
         drop(bounce_guard);
 
         // The one host synchronisation of the proof, on an event: a pageable download that
@@ -589,7 +588,7 @@ impl CudaBackend {
         report.add_phase("region", t_region.elapsed());
         hm.mark("end");
         log::debug!(
-            "{}: region host marks (ms from the region lock request): {}",
+            "{}: region host marks (ms from the region lock request; a phase's mark: its work queued): {}",
             gpu.name(),
             hm.render()
         );

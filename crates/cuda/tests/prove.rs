@@ -206,8 +206,15 @@ fn every_switch_combination_gives_the_cpu_proof() {
                             assert!(h2d >= (asg.a.len() * 3 * 32) as u64, "{what}: {h2d}");
                             let pageable = report.bytes(Direction::HostToDevice, Some(false));
                             if host_path != HostPath::Pageable && prestage {
-                                // Only the density words and inputs go pageable.
+                                // Only the public inputs go pageable, inside the region;
+                                // everything staged (bitmaps included) is page-locked.
                                 assert!(pageable < h2d / 4, "{what}: {report:?}");
+                                let staged_pageable = report
+                                    .transfers
+                                    .iter()
+                                    .filter(|t| t.phase == "stage" && !t.pinned)
+                                    .count();
+                                assert_eq!(staged_pageable, 0, "{what}: {report:?}");
                             }
                             if sync_per_batch && max_batch > 0 {
                                 assert!(report.host_syncs > 5, "{what}: {}", report.host_syncs);
