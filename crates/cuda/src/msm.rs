@@ -72,11 +72,23 @@ pub const MAX_WINDOW: u32 = 22;
 /// balanced per chunk of sorted points, so a sparse top window or a heavy bucket does not
 /// serialise it.
 pub fn window_bits(n: usize) -> u32 {
-    let cost =
-        |c: u32| f64::from(windows(c)) * (n.max(1) as f64 + 12.0 * f64::from(1u32 << (c - 1)));
+    let per_bucket = bucket_cost();
+    let cost = |c: u32| {
+        f64::from(windows(c)) * (n.max(1) as f64 + per_bucket * f64::from(1u32 << (c - 1)))
+    };
     (MIN_WINDOW..=MAX_WINDOW)
         .min_by(|&a, &b| cost(a).total_cmp(&cost(b)))
         .unwrap_or(16)
+}
+
+/// Mixed additions' worth of work per bucket in [`window_bits`]'s model: 12, or
+/// `FILPROVE_MSM_BUCKET_COST` (A/B runs of the window choice; every width is correct).
+fn bucket_cost() -> f64 {
+    std::env::var("FILPROVE_MSM_BUCKET_COST")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .unwrap_or(12.0)
 }
 
 /// Blocks per window in the bucket reduction: enough that each thread takes about 32
