@@ -59,18 +59,17 @@ impl Curve for G2 {
 }
 
 /// Narrowest and widest window in use. Eight bits keep at least 128 buckets per window
-/// (one reduction block); 22 bits is the cheapest width for 2^27 points (below).
+/// (one reduction block); 22 bits is the cheapest width for 2^27 points (below), and
+/// wider windows would not fit the bucket counters of a window in L2.
 pub const MIN_WINDOW: u32 = 8;
 /// See [`MIN_WINDOW`].
 pub const MAX_WINDOW: u32 = 22;
 
 /// Window bits for `n` scalars: the width that minimises the estimated work, one mixed
-/// addition per point and window plus about twelve mixed additions' worth per bucket for
-/// the chunk fix-up and the running-sum reduction (measured on the H200: c = 22 at 2^27
-/// spent 0.36 s on those for 2.5e7 buckets against 1.37 s for 1.6e9 point additions).
-/// 2^27 points: c = 20 (13 windows); 2^20: 14. Any width is safe: the bucket sum is
-/// balanced per chunk of sorted points, so a sparse top window or a heavy bucket does not
-/// serialise it.
+/// addition per point and window plus [`bucket_cost`] mixed additions' worth per bucket for
+/// the scatter, chunk fix-up and running-sum reduction. 2^27 points: c = 22 (12 windows);
+/// 2^20: 16. Any width is safe: the bucket sum is balanced per chunk of sorted points, so
+/// a sparse top window or a heavy bucket does not serialise it.
 pub fn window_bits(n: usize) -> u32 {
     let per_bucket = bucket_cost();
     let cost = |c: u32| {
@@ -81,14 +80,19 @@ pub fn window_bits(n: usize) -> u32 {
         .unwrap_or(16)
 }
 
-/// Mixed additions' worth of work per bucket in [`window_bits`]'s model: 12, or
+/// Mixed additions' worth of work per bucket in [`window_bits`]'s model: 4, or
 /// `FILPROVE_MSM_BUCKET_COST` (A/B runs of the window choice; every width is correct).
+/// Measured on the H200 (docs/benchmarks.md, "Session 7"): at 2^27, c = 22 against c = 20
+/// saves 83 ms of point additions and spends 68 ms more on scatter, fix-up and reduction
+/// for its 3.7x as many buckets (G1 MSM 1,274 against 1,289 ms; G2 split 2^25 68 against
+/// 72.5 ms). With the products inlined the reduction had cost three times as much, and
+/// the value was 12 (c = 20).
 fn bucket_cost() -> f64 {
     std::env::var("FILPROVE_MSM_BUCKET_COST")
         .ok()
         .and_then(|v| v.parse::<f64>().ok())
         .filter(|v| v.is_finite() && *v >= 0.0)
-        .unwrap_or(12.0)
+        .unwrap_or(4.0)
 }
 
 /// Blocks per window in the bucket reduction: enough that each thread takes about 32
@@ -587,7 +591,7 @@ mod tests {
     use super::*;
 
     /// Every window width in use covers a 255-bit scalar plus the signed digits' carry
-    /// without a spare window, the widths grow with n (20 bits at 2^27), and the
+    /// without a spare window, the widths grow with n (22 bits at 2^27), and the
     /// reduction segments tile the buckets.
     #[test]
     fn windows_cover_scalars_and_segments_tile() {
@@ -615,9 +619,9 @@ mod tests {
                 assert!(b / (t * s) >= 1);
             }
         }
-        assert_eq!(window_bits(1 << 27), 20);
-        assert_eq!(windows(20), 13);
-        assert_eq!(window_bits(1 << 20), 14);
+        assert_eq!(window_bits(1 << 27), 22);
+        assert_eq!(windows(22), 12);
+        assert_eq!(window_bits(1 << 20), 16);
         assert_eq!(window_bits(1), MIN_WINDOW);
     }
 }
