@@ -49,7 +49,7 @@ fn main() {
     };
     let archs = env::var("FILPROVE_CUDA_ARCHS").unwrap_or_else(|_| DEFAULT_ARCHS.to_string());
     let gencode = gencode_flags(&archs);
-    // Extra preprocessor macros for A/B builds, e.g. FILPROVE_CUDA_DEFINES=FILPROVE_MUL_WIDE
+    // Extra preprocessor macros for A/B builds, e.g. FILPROVE_CUDA_DEFINES=FILPROVE_FQ_MUL_WIDE=0
     // (the alternative field product of kernels/ff/field.cuh).
     let defines: Vec<String> = env::var("FILPROVE_CUDA_DEFINES")
         .unwrap_or_default()

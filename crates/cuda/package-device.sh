@@ -3,21 +3,22 @@
 # mode and copies them,
 # stripped, into <repo>/.device/ (ignored via .git/info/exclude) for scripts/gpu-run.sh.
 # FILPROVE_CUDA_ARCHS=sm_90 builds only the H200's SASS (faster while iterating).
-# FILPROVE_PACKAGE_AB=1 adds the A/B binaries of the field product: .device/gpu_bench_wide
-# (kernels built with the alternative product) and .device/mb/mul_{lohi,wide}
-# (crates/cuda/bench/mulbench.cu).
+# FILPROVE_PACKAGE_AB=1 adds the A/B binaries of the field product: .device/gpu_bench_lohi
+# (kernels built with the carry-chain product instead of the default wide one) and
+# .device/mb/mul_{lohi,wide} (crates/cuda/bench/mulbench.cu).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 grep -qx '/.device/' .git/info/exclude 2>/dev/null || echo '/.device/' >> .git/info/exclude
 rm -rf .device && mkdir -p .device/tests
 if [ "${FILPROVE_PACKAGE_AB:-0}" = 1 ]; then
-    FILPROVE_CUDA_DEFINES=FILPROVE_MUL_WIDE cargo build -p filprove-cuda --release --example gpu_bench
-    cp target/release/examples/gpu_bench .device/gpu_bench_wide
+    FILPROVE_CUDA_DEFINES=FILPROVE_FQ_MUL_WIDE=0,FILPROVE_FR_MUL_WIDE=0 \
+        cargo build -p filprove-cuda --release --example gpu_bench
+    cp target/release/examples/gpu_bench .device/gpu_bench_lohi
     nvcc="$root/.cuda/nvidia/cu13/bin/nvcc"
     mkdir -p .device/mb
     for v in lohi wide; do
-        def=""; [ $v = wide ] && def="-DFILPROVE_MUL_WIDE=1"
+        def=""; [ $v = lohi ] && def="-DFILPROVE_FQ_MUL_WIDE=0 -DFILPROVE_FR_MUL_WIDE=0"
         "$nvcc" -O3 -std=c++17 -arch=sm_90 -I crates/cuda/kernels $def -o .device/mb/mul_$v crates/cuda/bench/mulbench.cu
     done
 fi

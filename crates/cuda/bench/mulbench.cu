@@ -1,7 +1,7 @@
 // Field-product micro-benchmark: throughput of the Fq and Fr Montgomery products and of
 // the G1 mixed XYZZ addition, and a checksum of fixed-input results (two builds with
 // different product routines must print the same checksums).
-// Build: nvcc -O3 -std=c++17 -arch=sm_90 -I ../kernels [-DFILPROVE_FQ_MUL_WIDE=0 | -DFILPROVE_MUL_WIDE=1] mulbench.cu
+// Build: nvcc -O3 -std=c++17 -arch=sm_90 -I ../kernels [-DFILPROVE_FQ_MUL_WIDE=0 -DFILPROVE_FR_MUL_WIDE=0] mulbench.cu
 #include <cstdio>
 #include <cstdlib>
 #include <vector>

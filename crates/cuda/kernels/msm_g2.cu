@@ -1,18 +1,7 @@
 // G2 MSM kernels (see ec/msm.cuh) and Fq2 self-test kernels.
 #include "ec/msm.cuh"
 
-// Launch bounds of the G2 bucket-sum kernels (blocks of 128 threads); 0 leaves them
-// unbounded (255 registers, 2 blocks per SM). A/B builds set FILPROVE_MSM_G2_SUM_MIN_BLOCKS.
-#ifndef FILPROVE_MSM_G2_SUM_MIN_BLOCKS
-#define FILPROVE_MSM_G2_SUM_MIN_BLOCKS 0
-#endif
-#if FILPROVE_MSM_G2_SUM_MIN_BLOCKS > 0
-#define MSM_SUM_BOUNDS_G2 __launch_bounds__(128, FILPROVE_MSM_G2_SUM_MIN_BLOCKS)
-#else
-#define MSM_SUM_BOUNDS_G2
-#endif
-
-MSM_KERNELS(g2, Fq2, MSM_SUM_BOUNDS_G2, )
+MSM_KERNELS(g2, Fq2, , )
 
 // out[i] = op(x[i], y[i]) on Montgomery Fq2 values. op: 0 mul, 1 add, 2 sub, 3 neg(x), 6 sqr(x)
 extern "C" __global__ void fq2_test_op(Fq2* out, const Fq2* x, const Fq2* y, uint32_t n, uint32_t op) {

@@ -263,8 +263,9 @@ __device__ __forceinline__ void xyzz_reduce(const Xyzz<F>* in, uint32_t m, uint3
 #endif
 
 // extern "C" entry points for one curve; G is the kernel name prefix (g1, g2), SUM_BOUNDS
-// the launch bounds of its bucket-sum kernels (MSM_SUM_BOUNDS for G1; none for G2, whose
-// additions need all 255 registers), REDUCE_BOUNDS those of its bucket reduction.
+// the launch bounds of its bucket-sum kernels (MSM_SUM_BOUNDS for G1; none for G2: bounded
+// to 3 or 4 blocks per SM its split MSM was slower, session 7), REDUCE_BOUNDS those of its
+// bucket reduction.
 #define MSM_KERNELS(G, F, SUM_BOUNDS, REDUCE_BOUNDS)                                                                            \
     extern "C" __global__ void G##_msm_count(const Fr* s, const uint32_t* idx, uint32_t n,               \
                                              const uint32_t* n_dev, uint32_t c, uint32_t w0, uint32_t w1, \

@@ -97,12 +97,8 @@ struct Field {
     // chains. The wide one is faster for both fields now (H200, docs/benchmarks.md
     // "Session 7"): Fq out of line, 2^27 G1 MSM 1,373 -> 1,293 ms (inlined it had been
     // slower, 178 registers in the bucket sums); Fr inlined in the NTT kernels, H at 2^27
-    // 444 -> 395 ms. A/B builds: FILPROVE_FQ_MUL_WIDE / FILPROVE_FR_MUL_WIDE = 0 or 1;
-    // FILPROVE_MUL_WIDE sets both (crates/cuda/bench/mulbench.cu).
-#ifdef FILPROVE_MUL_WIDE
-#define FILPROVE_FQ_MUL_WIDE 1
-#define FILPROVE_FR_MUL_WIDE 1
-#endif
+    // 444 -> 395 ms. A/B builds: FILPROVE_FQ_MUL_WIDE / FILPROVE_FR_MUL_WIDE = 0 for the
+    // carry chains (crates/cuda/bench/mulbench.cu compares the two).
 #ifndef FILPROVE_FQ_MUL_WIDE
 #define FILPROVE_FQ_MUL_WIDE 1
 #endif
