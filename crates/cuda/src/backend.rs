@@ -393,11 +393,14 @@ impl CudaBackend {
         // Host time in the region before the first kernel is queued (plan, parameters,
         // working memory), not covered by the device-event phases below.
         report.add_phase("region_setup", t_region.elapsed());
-        hm.mark(if gpu.compute_idle() {
-            "setup_idle"
-        } else {
-            "setup_busy"
-        });
+        // Whether other work held the compute stream (a driver query: only when logged).
+        if log::log_enabled!(log::Level::Debug) {
+            hm.mark(if gpu.compute_idle() {
+                "setup_idle"
+            } else {
+                "setup_busy"
+            });
+        }
         let wait0 = gpu.mark()?;
         hm.mark("first_mark");
         if let Some((_, ready)) = &part.copy_events {

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, CudaViewMut};
 
 use filprove_groth16::recycle::HostPins;
 use filprove_groth16::{Direction, Fr, ProveError, ProveReport, ProvingAssignment};
@@ -110,6 +110,25 @@ fn pin_in_place(
     Ok(())
 }
 
+/// Queues `host` -> `dst` on `stream`: through the bounce buffers when `how` is
+/// [`HostPath::Bounce`] and there are some, else directly (from page-locked memory when
+/// `how` is [`HostPath::Register`]).
+fn copy_in(
+    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
+    how: HostPath,
+    bounce: Option<&mut Bounce>,
+    host: &[u8],
+    dst: &mut CudaViewMut<'_, u8>,
+) -> Result<(), ProveError> {
+    match (how, bounce) {
+        (HostPath::Bounce, Some(b)) => b.upload(gpu, stream, host, dst),
+        _ => stream
+            .memcpy_htod(host, dst)
+            .map_err(|e| gpu.err("upload", e)),
+    }
+}
+
 /// Copies the assignment's vectors into new device buffers on `stream`. `phase` names the
 /// timing and transfer entries ("stage" before the lock, "upload" inside it). Host memory
 /// that cannot be registered falls back to the bounce buffers (the report says why).
@@ -134,6 +153,12 @@ pub fn stage(
     // Host time inside the driver's calls, by kind (logged at debug level).
     let mut calls = HostMarks::new(t);
     calls.mark("start");
+    // How bytes that cannot be registered in place leave the host.
+    let unregistered = if bounce.is_some() {
+        HostPath::Bounce
+    } else {
+        HostPath::Pageable
+    };
     // The density bitmaps first, through the pinned bounce buffers when there are any: a
     // pageable copy queued behind the big ones would make the driver wait for them (~0.35
     // s for a 32 GiB partition) while blocking the other worker's calls, the kernel
@@ -141,25 +166,24 @@ pub fn stage(
     // in 4 of 10 regions).
     let mut words = |w: &[u64], report: &mut ProveReport| {
         let mut d = gpu.alloc_on::<u64>(stream, w.len())?;
-        let pinned = bounce.is_some();
+        let bytes = std::mem::size_of_val(w);
         if !w.is_empty() {
-            match bounce.as_deref_mut() {
-                Some(b) => {
-                    let bytes = std::mem::size_of_val(w);
-                    // SAFETY: u64 words are plain data; u8 has alignment 1.
-                    let host =
-                        unsafe { std::slice::from_raw_parts(w.as_ptr().cast::<u8>(), bytes) };
-                    // SAFETY: the u64 device buffer viewed as its bytes, for a byte copy.
-                    let mut view = unsafe { d.transmute_mut::<u8>(bytes) }
-                        .ok_or_else(|| ProveError::Invalid("density words view".into()))?;
-                    b.upload(gpu, stream, host, &mut view)?
-                }
-                None => stream
-                    .memcpy_htod(w, &mut d)
-                    .map_err(|e| gpu.err("upload density", e))?,
-            }
+            // SAFETY: u64 words are plain data; u8 has alignment 1.
+            let host = unsafe { std::slice::from_raw_parts(w.as_ptr().cast::<u8>(), bytes) };
+            // SAFETY: the u64 device buffer viewed as its bytes, for a byte copy.
+            let mut view = unsafe { d.transmute_mut::<u8>(bytes) }
+                .ok_or_else(|| ProveError::Invalid("density words view".into()))?;
+            copy_in(
+                gpu,
+                stream,
+                unregistered,
+                bounce.as_deref_mut(),
+                host,
+                &mut view,
+            )?;
         }
-        report.add_transfer(phase, Direction::HostToDevice, (w.len() * 8) as u64, pinned);
+        let pinned = unregistered != HostPath::Pageable;
+        report.add_transfer(phase, Direction::HostToDevice, bytes as u64, pinned);
         Ok::<_, ProveError>(d)
     };
     let a_words = words(asg.a_aux_density.words(), &mut report)?;
@@ -176,11 +200,7 @@ pub fn stage(
             match pin_in_place(gpu, &asg.pins, v, report) {
                 Ok(()) => {}
                 Err(why) => {
-                    how = if bounce.is_some() {
-                        HostPath::Bounce
-                    } else {
-                        HostPath::Pageable
-                    };
+                    how = unregistered;
                     if host.len() >= crate::pinned::MIN_REGISTER_BYTES {
                         report
                             .fallbacks
@@ -189,12 +209,7 @@ pub fn stage(
                 }
             }
         }
-        match (how, bounce.as_deref_mut()) {
-            (HostPath::Bounce, Some(b)) => b.upload(gpu, stream, host, &mut view)?,
-            _ => stream
-                .memcpy_htod(host, &mut view)
-                .map_err(|e| gpu.err("upload", e))?,
-        }
+        copy_in(gpu, stream, how, bounce.as_deref_mut(), host, &mut view)?;
         let pinned = how != HostPath::Pageable;
         report.add_transfer(phase, Direction::HostToDevice, host.len() as u64, pinned);
         Ok::<(), ProveError>(())

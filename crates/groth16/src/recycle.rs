@@ -188,13 +188,19 @@ impl BufferPool {
     }
 
     /// Removes the assignments idle for at least `max_idle` (the caller drops them).
+    /// (The scheduler asks at every wake-up: nothing is allocated when none is that old.)
     pub fn evict_idle(&self, max_idle: Duration) -> Vec<ProvingAssignment> {
         let mut idle = self.lock();
-        let (old, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut *idle)
-            .into_iter()
-            .partition(|(_, since)| since.elapsed() >= max_idle);
-        *idle = kept;
-        old.into_iter().map(|(a, _)| a).collect()
+        let mut old = Vec::new();
+        let mut i = 0;
+        while i < idle.len() {
+            if idle[i].1.elapsed() >= max_idle {
+                old.push(idle.swap_remove(i).0);
+            } else {
+                i += 1;
+            }
+        }
+        old
     }
 }
 
