@@ -250,3 +250,60 @@ fn every_switch_combination_gives_the_cpu_proof() {
     assert_eq!(proof.to_bytes(), want);
     assert!(!report.fallbacks.is_empty(), "{report:?}");
 }
+
+/// Host memory given to `release_later` (a surplus, page-locked assignment) is freed by
+/// the next kernel region once its H MSM is queued, or by `release_held`; never before.
+#[test]
+fn held_host_memory_is_freed_inside_the_next_region() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let Some(_) = common::gpu("held_host_memory_is_freed_inside_the_next_region") else {
+        return;
+    };
+    /// An assignment that records when it is freed.
+    struct Tracked(#[allow(dead_code)] ProvingAssignment, Arc<AtomicBool>);
+    impl Drop for Tracked {
+        fn drop(&mut self) {
+            self.1.store(true, Ordering::SeqCst);
+        }
+    }
+    let backend = CudaBackend::new(0).unwrap();
+    let mut rng = common::rng("held");
+    use rand::Rng;
+    // Large enough (~2^19 rows) that staging registers the vectors in place.
+    let mk = |rng: &mut rand_chacha::ChaCha8Rng| Mix {
+        bits: (0..300_000).map(|_| rng.gen()).collect(),
+        vals: (0..100_000).map(|_| Fr::random(&mut *rng)).collect(),
+    };
+    let srs = generate_parameters(mk(&mut rng), &mut rng).unwrap();
+    let prove = |asg: &ProvingAssignment, rng: &mut rand_chacha::ChaCha8Rng| {
+        let input = ProofInput {
+            assignment: asg,
+            randomness: Randomness::random(rng),
+        };
+        let staged = backend.stage(&srs, asg).unwrap();
+        let (proof, report) = backend.prove_staged(&srs, input, staged).unwrap();
+        backend.release_finished();
+        assert!(srs.vk.verify(&proof, &asg.input_assignment[1..]));
+        report
+    };
+    let first = ProvingAssignment::synthesize(mk(&mut rng)).unwrap();
+    let report = prove(&first, &mut rng);
+    assert!(report.phase("host_release").is_none(), "nothing was held");
+    assert!(!first.pins.is_empty(), "staging registered the vectors");
+    let freed = Arc::new(AtomicBool::new(false));
+    backend.release_later(Box::new(Tracked(first, freed.clone())));
+    assert!(
+        !freed.load(Ordering::SeqCst),
+        "held until a region frees it"
+    );
+    let second = ProvingAssignment::synthesize(mk(&mut rng)).unwrap();
+    let report = prove(&second, &mut rng);
+    assert!(freed.load(Ordering::SeqCst), "freed inside the region");
+    assert!(report.phase("host_release").is_some(), "{report:?}");
+    assert_eq!(backend.release_held(), 0, "nothing left");
+    let again = Arc::new(AtomicBool::new(false));
+    backend.release_later(Box::new(Tracked(second, again.clone())));
+    assert_eq!(backend.release_held(), 1);
+    assert!(again.load(Ordering::SeqCst));
+}

@@ -2,7 +2,7 @@
 //! the daemon calls (submit, await, cancel, status, metrics, drain).
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -64,11 +64,77 @@ pub(crate) struct Device {
     pub backend: Arc<dyn Backend>,
     /// Held only around the backend's prove call (the kernel region).
     pub kernel_lock: Mutex<()>,
+    /// Prover workers with a partition in hand for this device, from staging until they
+    /// release the kernel lock (a region is running or about to start).
+    contending: AtomicUsize,
     current: Mutex<Option<(String, &'static str)>>,
     busy: Mutex<Duration>,
 }
 
+/// Counts a prover worker in [`Device`]'s contenders while it lives.
+pub(crate) struct Contender<'a>(&'a AtomicUsize);
+
+impl Drop for Contender<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// When a surplus partition assignment was freed ([`Device::free_surplus`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Freed {
+    /// At once: no region was running or about to start on the device.
+    Now,
+    /// Handed to the backend, which frees it inside a region while the device works.
+    Deferred,
+}
+
+impl Freed {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Freed::Now => "now",
+            Freed::Deferred => "deferred",
+        }
+    }
+}
+
 impl Device {
+    /// Counts the caller as a contender for the kernel lock until the guard drops.
+    pub fn contend(&self) -> Contender<'_> {
+        self.contending.fetch_add(1, Ordering::SeqCst);
+        Contender(&self.contending)
+    }
+
+    /// Frees a proved partition's assignment that the buffer pool did not keep. Its
+    /// page-locking goes with it, and unregistering holds the driver (~0.3 s for a 32 GiB
+    /// partition; on the H200 it delayed the other worker's last region of a burst by
+    /// 277-377 ms): while another worker runs or is about to run a region on this device,
+    /// the backend frees it inside that region once the long kernels are queued.
+    /// Otherwise it is freed now, under the kernel lock, so a region arriving meanwhile
+    /// waits for the lock instead of stalling inside it.
+    pub fn free_surplus(&self, asg: filprove_groth16::ProvingAssignment) -> Freed {
+        if self.contending.load(Ordering::SeqCst) == 0 {
+            if let Ok(_lock) = self.kernel_lock.try_lock() {
+                drop(asg);
+                return Freed::Now;
+            }
+        }
+        self.backend.release_later(Box::new(asg));
+        Freed::Deferred
+    }
+
+    /// Frees what the backend still holds from [`Device::free_surplus`] when no worker
+    /// runs or is about to run a region here (after a region, when no other one follows).
+    pub fn release_held_if_idle(&self) -> usize {
+        if self.contending.load(Ordering::SeqCst) > 0 {
+            return 0;
+        }
+        match self.kernel_lock.try_lock() {
+            Ok(_lock) => self.backend.release_held(),
+            Err(_) => 0,
+        }
+    }
+
     pub fn set_current(&self, job: Option<(String, &'static str)>) {
         *self.current.lock().unwrap_or_else(|p| p.into_inner()) = job;
     }
@@ -222,6 +288,7 @@ impl Engine {
                     name,
                     backend,
                     kernel_lock: Mutex::new(()),
+                    contending: AtomicUsize::new(0),
                     current: Mutex::new(None),
                     busy: Mutex::new(Duration::ZERO),
                 }

@@ -30,6 +30,11 @@ const FAMILIES: &[(&str, &str, &str)] = &[
         "Partition syntheses by allocation: reused (refilled a proved partition's kept, page-locked buffers) or new.",
     ),
     (
+        "filprove_partition_buffers_released_total",
+        "counter",
+        "Proved partitions' buffers the pool did not keep, by when they were freed: now (no region running or about to) or deferred (by the backend, inside a region while the device works).",
+    ),
+    (
         "filprove_proof_retries_total",
         "counter",
         "Jobs proved a second time after a failed verification or prove error.",

@@ -27,11 +27,11 @@ pub(crate) fn synthesis_worker(shared: Arc<Shared>, express: bool) {
     while let Some((task, reservation, shell)) = shared.sched.next_synth(express) {
         let job = task.job.clone();
         let Some(payload) = job.payload() else {
-            buffers.put(shell);
+            drop(buffers.put(shell));
             continue;
         };
         if !job.start_partition(task.attempt) {
-            buffers.put(shell);
+            drop(buffers.put(shell));
             continue;
         }
         timeline("synth_start", &job.id, task.partition, None);
@@ -47,7 +47,7 @@ pub(crate) fn synthesis_worker(shared: Arc<Shared>, express: bool) {
             })
         });
         let reused = offered && left.is_none();
-        buffers.put(left);
+        drop(buffers.put(left)); // a shell the synthesis did not take (rare)
         shared.metrics.add(
             "filprove_partition_buffers_total",
             &[("allocation", if reused { "reused" } else { "new" })],
@@ -151,7 +151,7 @@ fn log_partition(
         msm_h_ms = phase("msm_h"), msm_l_ms = phase("msm_l"),
         msm_a_ms = phase("msm_a"), msm_b_g1_ms = phase("msm_b_g1"),
         msm_b_g2_ms = phase("msm_b_g2"), result_wait_ms = phase("result_wait"),
-        region_tail_ms = phase("region_tail"),
+        region_tail_ms = phase("region_tail"), host_release_ms = phase("host_release"),
         region_ms = phase("region"), prove_ms = phase("prove"), total_ms = ms(total),
         h2d_bytes = h2d(None), h2d_pinned_bytes = h2d(Some(true)),
         h2d_pageable_bytes = h2d(Some(false)),
@@ -221,6 +221,8 @@ pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize, worker: usize) {
         };
         let gpu = Some((dev.name.as_str(), worker));
         let t_total = Instant::now();
+        // From here until the kernel lock is released a region is running or about to.
+        let contender = dev.contend();
         timeline("stage_start", &job.id, task.partition, gpu);
         let staged = catch_unwind(AssertUnwindSafe(|| {
             dev.backend.stage(lease.srs(), &task.assignment)
@@ -254,6 +256,7 @@ pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize, worker: usize) {
         let dt = t.elapsed();
         timeline("gpu_end", &job.id, task.partition, gpu);
         drop(kernel);
+        drop(contender);
         timeline("lock_released", &job.id, task.partition, gpu);
         // The partition's buffers and host registrations, freed outside the lock.
         dev.backend.release_finished();
@@ -281,7 +284,19 @@ pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize, worker: usize) {
         // The assignment is kept for the next synthesis (before the reservation goes, so
         // the synthesis that the release admits finds it); the rest of the partition's
         // memory is freed before assembling.
-        shared.sched.buffers.put(Some(assignment));
+        if let Some(surplus) = shared.sched.buffers.put(Some(assignment)) {
+            let when = dev.free_surplus(surplus);
+            shared.metrics.add(
+                "filprove_partition_buffers_released_total",
+                &[("when", when.as_str())],
+                1.0,
+            );
+        }
+        // What an earlier surplus left with the backend, when no region follows to free it.
+        let held = dev.release_held_if_idle();
+        if held > 0 {
+            tracing::debug!(device = %dev.name, held, "held partition buffers freed after the last region");
+        }
         drop(reservation);
         job.add_times(srs_time, Duration::ZERO, dt);
         if let Ok(Ok((_, report))) = &result {

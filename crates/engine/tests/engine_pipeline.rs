@@ -388,3 +388,61 @@ fn kept_buffers_are_freed_after_their_idle_time() {
     wait_until("the buffers kept", || idle(&e) > 0.0);
     wait_until("the idle buffers freed", || idle(&e) == 0.0);
 }
+
+/// Unpinning a surplus assignment holds the driver: while another worker of the device is
+/// staged and waiting for the kernel lock, the engine hands it to the backend (which frees
+/// it inside that worker's region); with no region to follow it is freed at once, and
+/// what the backend still holds is freed after the last region.
+#[test]
+fn surplus_buffers_are_freed_where_they_delay_no_region() {
+    let dev = Arc::new(Holding::new());
+    let mut cfg = config(2, false);
+    cfg.reused_partition_buffers = Some(0); // every proved assignment is surplus
+    let e = Engine::start(
+        cfg,
+        vec![dev.clone()],
+        loader(Arc::new(AtomicUsize::new(0)), Duration::ZERO),
+    )
+    .unwrap();
+    let probe = Arc::new(Probe::default());
+    e.submit(
+        Some("burst"),
+        Priority::Normal,
+        Arc::new(ChainJob::new("burst", 2, &probe)),
+    )
+    .unwrap();
+    // Both partitions staged: one worker proves (held at the gate), the other waits for
+    // the kernel lock with its partition in hand.
+    wait_until("both partitions staged", || {
+        dev.stages.load(Ordering::SeqCst) == 2
+    });
+    dev.open();
+    let r = e.wait("burst", WAIT).unwrap().unwrap();
+    assert!(
+        matches!(r.outcome, JobOutcome::Completed(_)),
+        "{:?}",
+        r.outcome
+    );
+    wait_until("the deferred buffer freed", || {
+        dev.freed_held.load(Ordering::SeqCst) == 1
+    });
+    assert_eq!(
+        dev.given_later.load(Ordering::SeqCst),
+        1,
+        "the first partition's buffers went to the backend (a region was about to start)"
+    );
+    assert!(dev.held.lock().unwrap().is_empty());
+    let m = e.metrics_text();
+    let released = |when: &str| {
+        let key = format!("filprove_partition_buffers_released_total{{when=\"{when}\"}} ");
+        m.lines()
+            .find_map(|l| l.strip_prefix(&key))
+            .map(|v| v.trim().parse::<f64>().unwrap())
+    };
+    assert_eq!(released("deferred"), Some(1.0), "{m}");
+    assert_eq!(
+        released("now"),
+        Some(1.0),
+        "the last one, with no region to follow: {m}"
+    );
+}

@@ -135,23 +135,25 @@ impl BufferPool {
         self.idle.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Empties `asg` (keeping its capacity and pins) and keeps it for a later synthesis,
-    /// or drops it when the pool is full (`None`: nothing to keep).
-    pub fn put(&self, asg: Option<ProvingAssignment>) {
-        let Some(mut asg) = asg else {
-            return;
-        };
-        if self.max_shells == 0 || asg.heap_bytes() == 0 {
-            return;
+    /// Empties `asg` (keeping its capacity and pins) and keeps it for a later synthesis.
+    /// Returns it when the pool is full (or keeps nothing): the caller frees it, which
+    /// unpins it (driver time: see `Backend::release_later`).
+    #[must_use = "a surplus assignment is freed by the caller, at a time that delays no kernel"]
+    pub fn put(&self, asg: Option<ProvingAssignment>) -> Option<ProvingAssignment> {
+        let mut asg = asg?;
+        if asg.heap_bytes() == 0 {
+            return None;
+        }
+        if self.max_shells == 0 {
+            return Some(asg);
         }
         asg.clear();
         let mut idle = self.lock();
         if idle.len() < self.max_shells {
             idle.push((asg, Instant::now()));
-            return;
+            return None;
         }
-        drop(idle);
-        drop(asg); // unpins and frees outside the lock
+        Some(asg)
     }
 
     /// Takes the idle assignment with the most room, if any.
@@ -276,12 +278,12 @@ mod tests {
         let expected = first.clone();
         let released = pin_a(&first);
         let (ptr, cap) = (first.a.as_ptr(), first.a.capacity());
-        pool.put(Some(first));
+        assert!(pool.put(Some(first)).is_none());
         assert_eq!(pool.idle_bytes() as usize, {
             let s = pool.take().unwrap();
             let b = s.heap_bytes();
             assert!(s.a.is_empty() && s.aux_assignment.is_empty() && s.a_aux_density.is_empty());
-            pool.put(Some(s));
+            assert!(pool.put(Some(s)).is_none());
             b
         });
         let (again, left) = with_shell(pool.take(), || {
@@ -307,7 +309,7 @@ mod tests {
         let pool = BufferPool::new(1);
         let small = ProvingAssignment::synthesize(Chain(100)).unwrap();
         let released = pin_a(&small);
-        pool.put(Some(small));
+        assert!(pool.put(Some(small)).is_none());
         let (big, _) = with_shell(pool.take(), || {
             ProvingAssignment::synthesize(Chain(5000)).unwrap()
         });
@@ -336,9 +338,12 @@ mod tests {
     #[test]
     fn the_pool_keeps_at_most_its_bound_and_hands_out_the_largest() {
         let pool = BufferPool::new(2);
+        let mut surplus = Vec::new();
         for n in [10, 400, 50] {
-            pool.put(ProvingAssignment::synthesize(Chain(n)).ok());
+            surplus.extend(pool.put(ProvingAssignment::synthesize(Chain(n)).ok()));
         }
+        assert_eq!(surplus.len(), 1, "the third is handed back to the caller");
+        assert!(surplus[0].a.capacity() >= 50 && surplus[0].a.is_empty());
         let largest = pool.largest_bytes();
         let taken = pool.take().unwrap();
         assert_eq!(taken.heap_bytes() as u64, largest);
@@ -347,13 +352,19 @@ mod tests {
         assert!(pool.take().is_none(), "the third shell was dropped");
         assert_eq!(pool.idle_bytes(), 0);
         let off = BufferPool::new(0);
-        off.put(ProvingAssignment::synthesize(Chain(10)).ok());
+        assert!(off
+            .put(ProvingAssignment::synthesize(Chain(10)).ok())
+            .is_some());
         assert!(off.take().is_none());
-        pool.put(ProvingAssignment::synthesize(Chain(10)).ok());
+        assert!(pool
+            .put(ProvingAssignment::synthesize(Chain(10)).ok())
+            .is_none());
         assert!(pool.evict_idle(Duration::from_secs(3600)).is_empty());
         assert_eq!(pool.evict_idle(Duration::ZERO).len(), 1);
         assert_eq!(pool.idle_bytes(), 0);
-        pool.put(ProvingAssignment::synthesize(Chain(10)).ok());
+        assert!(pool
+            .put(ProvingAssignment::synthesize(Chain(10)).ok())
+            .is_none());
         assert_eq!(pool.evict_all().len(), 1);
     }
 
