@@ -323,6 +323,7 @@ impl CudaBackend {
             self.opts.host_path,
             bounce,
             "stage",
+            self.opts.register_in_region,
         )?;
         report.merge(std::mem::take(&mut part.report));
         Ok((StagedState::Ready(Box::new(part), hold), report))
@@ -376,7 +377,7 @@ impl CudaBackend {
                     HostPath::Pageable => None,
                     _ => Some(self.bounce(&mut guard)?),
                 };
-                let mut p = stage::stage(gpu, s, asg, shape.lg, path, bounce, "upload")?;
+                let mut p = stage::stage(gpu, s, asg, shape.lg, path, bounce, "upload", false)?;
                 if !self.opts.prestage {
                     report
                         .fallbacks
@@ -469,6 +470,14 @@ impl CudaBackend {
         // until L's scalar counts: free what `release_later` held here, where unpinning
         // delays no kernel.
         self.free_held(report);
+        // Likewise the first registration of this partition's vectors, when staging left
+        // it for here: later partitions refill them and copy from page-locked memory.
+        if self.opts.prestage
+            && self.opts.host_path == HostPath::Register
+            && self.opts.register_in_region
+        {
+            stage::pin_unpinned(gpu, asg, report);
+        }
         let n_aux = asg.aux_assignment.len();
         let l = msm_batched::<G1>(
             gpu,

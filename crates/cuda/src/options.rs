@@ -24,6 +24,13 @@ pub struct CudaOptions {
     /// Device bytes the backend may use (None: what was free at start, less a margin).
     /// `FILPROVE_CUDA_VRAM_BUDGET=<bytes, or with a GiB suffix>` simulates a smaller GPU.
     pub vram_budget: Option<u64>,
+    /// With `host_path` register: a partition whose vectors are not page-locked yet (the
+    /// first ones of a process) is staged through the bounce buffers, and its vectors are
+    /// registered inside its own kernel region once the H MSM is queued, where the
+    /// driver time delays no kernel; later partitions refill them (recycle) and copy
+    /// directly. Off: registered while staging, beside the other worker's region.
+    /// `FILPROVE_CUDA_REGISTER_IN_REGION=0|1`.
+    pub register_in_region: bool,
 }
 
 impl Default for CudaOptions {
@@ -36,6 +43,7 @@ impl Default for CudaOptions {
             max_batch: 0,
             staging_slots: 2,
             vram_budget: None,
+            register_in_region: true,
         }
     }
 }
@@ -60,6 +68,7 @@ impl CudaOptions {
         o.prestage = flag("FILPROVE_CUDA_PRESTAGE", o.prestage)?;
         o.resident_srs = flag("FILPROVE_CUDA_RESIDENT", o.resident_srs)?;
         o.sync_per_batch = flag("FILPROVE_CUDA_SYNC_PER_BATCH", o.sync_per_batch)?;
+        o.register_in_region = flag("FILPROVE_CUDA_REGISTER_IN_REGION", o.register_in_region)?;
         if let Some(v) = get("FILPROVE_CUDA_HOST_PATH") {
             o.host_path = match v.trim() {
                 "register" => HostPath::Register,
@@ -101,9 +110,10 @@ impl CudaOptions {
     /// One line for logs.
     pub fn describe(&self) -> String {
         format!(
-            "prestage={} host_path={} resident_srs={} sync_per_batch={} max_batch={} staging_slots={} vram_budget={}",
+            "prestage={} host_path={} register_in_region={} resident_srs={} sync_per_batch={} max_batch={} staging_slots={} vram_budget={}",
             self.prestage,
             self.host_path.as_str(),
+            self.register_in_region,
             self.resident_srs,
             self.sync_per_batch,
             self.max_batch,
@@ -154,9 +164,10 @@ mod tests {
             ("FILPROVE_CUDA_HOST_PATH", "pageable"),
             ("FILPROVE_CUDA_MSM_BATCH", "16777216"),
             ("FILPROVE_CUDA_VRAM_BUDGET", "24GiB"),
+            ("FILPROVE_CUDA_REGISTER_IN_REGION", "0"),
         ])
         .unwrap();
-        assert!(!o.prestage && !o.resident_srs && o.sync_per_batch);
+        assert!(!o.prestage && !o.resident_srs && o.sync_per_batch && !o.register_in_region);
         assert_eq!(o.host_path, HostPath::Pageable);
         assert_eq!(o.max_batch, 1 << 24);
         assert_eq!(o.vram_budget, Some(24 << 30));

@@ -87,17 +87,23 @@ impl Drop for StagedPartition {
     }
 }
 
-/// Makes sure `v`'s whole allocation is page-locked: by the pin it kept from an earlier
-/// partition (the engine reuses assignments, filprove_groth16::recycle), or by registering
-/// it now (phase "stage_register"; the pin then stays with the assignment).
-fn pin_in_place(
+/// True when `v`'s whole allocation is page-locked (a pin kept from an earlier partition:
+/// the engine reuses assignments, filprove_groth16::recycle).
+fn is_pinned(pins: &HostPins, v: &Vec<Fr>) -> bool {
+    pins.covers(v.as_ptr().cast::<u8>(), v.capacity() * size_of::<Fr>())
+}
+
+/// Makes sure `v`'s whole allocation is page-locked: by the pin it kept, or by
+/// registering it now (timed as `phase`; the pin then stays with the assignment).
+pub fn pin_in_place(
     gpu: &Gpu,
     pins: &HostPins,
     v: &Vec<Fr>,
     report: &mut ProveReport,
+    phase: &'static str,
 ) -> Result<(), String> {
     let (ptr, bytes) = (v.as_ptr().cast::<u8>(), v.capacity() * size_of::<Fr>());
-    if pins.covers(ptr, bytes) {
+    if is_pinned(pins, v) {
         return Ok(());
     }
     let t = Instant::now();
@@ -106,8 +112,25 @@ fn pin_in_place(
     // copies (stage's caller contract).
     let registered = unsafe { Registered::new(gpu, ptr, bytes) }?;
     pins.attach(ptr, bytes, Box::new(registered));
-    report.add_phase("stage_register", t.elapsed());
+    report.add_phase(phase, t.elapsed());
     Ok(())
+}
+
+/// Registers the assignment's staged vectors that are not page-locked yet (the ones
+/// [`stage`] sent through the bounce buffers when told to leave registration for later),
+/// timed as phase "region_register". Vectors too small to register stay as they are.
+pub fn pin_unpinned(gpu: &Gpu, asg: &ProvingAssignment, report: &mut ProveReport) -> usize {
+    let mut n = 0;
+    for v in [&asg.a, &asg.b, &asg.c, &asg.aux_assignment] {
+        if is_pinned(&asg.pins, v) || bytes_of(v).len() < crate::pinned::MIN_REGISTER_BYTES {
+            continue;
+        }
+        match pin_in_place(gpu, &asg.pins, v, report, "region_register") {
+            Ok(()) => n += 1,
+            Err(why) => log::debug!("{}: not registered in the region: {why}", gpu.name()),
+        }
+    }
+    n
 }
 
 /// Queues `host` -> `dst` on `stream`: through the bounce buffers when `how` is
@@ -132,6 +155,9 @@ fn copy_in(
 /// Copies the assignment's vectors into new device buffers on `stream`. `phase` names the
 /// timing and transfer entries ("stage" before the lock, "upload" inside it). Host memory
 /// that cannot be registered falls back to the bounce buffers (the report says why).
+/// With `register_later`, vectors not page-locked yet go through the bounce buffers
+/// instead of being registered now ([`pin_unpinned`] registers them at a better time).
+#[allow(clippy::too_many_arguments)]
 pub fn stage(
     gpu: &Gpu,
     stream: &Arc<CudaStream>,
@@ -140,6 +166,7 @@ pub fn stage(
     path: HostPath,
     mut bounce: Option<&mut Bounce>,
     phase: &'static str,
+    register_later: bool,
 ) -> Result<StagedPartition, ProveError> {
     let t = Instant::now();
     let m = 1usize << lg;
@@ -196,8 +223,15 @@ pub fn stage(
         }
         let mut view = dst.slice_mut(0..host.len());
         let mut how = path;
+        if how == HostPath::Register
+            && register_later
+            && unregistered == HostPath::Bounce
+            && !is_pinned(&asg.pins, v)
+        {
+            how = HostPath::Bounce;
+        }
         if how == HostPath::Register {
-            match pin_in_place(gpu, &asg.pins, v, report) {
+            match pin_in_place(gpu, &asg.pins, v, report, "stage_register") {
                 Ok(()) => {}
                 Err(why) => {
                     how = unregistered;

@@ -290,7 +290,18 @@ fn held_host_memory_is_freed_inside_the_next_region() {
     let first = ProvingAssignment::synthesize(mk(&mut rng)).unwrap();
     let report = prove(&first, &mut rng);
     assert!(report.phase("host_release").is_none(), "nothing was held");
-    assert!(!first.pins.is_empty(), "staging registered the vectors");
+    // A fresh assignment is staged through the bounce buffers and registered inside its
+    // region (register_in_region, the default); proved again, it registers nothing.
+    assert!(!first.pins.is_empty(), "the region registered the vectors");
+    assert!(
+        report.phase("region_register").is_some() && report.phase("stage_register").is_none(),
+        "{report:?}"
+    );
+    let report = prove(&first, &mut rng);
+    assert!(
+        report.phase("region_register").is_none() && report.phase("stage_register").is_none(),
+        "{report:?}"
+    );
     let freed = Arc::new(AtomicBool::new(false));
     backend.release_later(Box::new(Tracked(first, freed.clone())));
     assert!(
@@ -306,4 +317,21 @@ fn held_host_memory_is_freed_inside_the_next_region() {
     backend.release_later(Box::new(Tracked(second, again.clone())));
     assert_eq!(backend.release_held(), 1);
     assert!(again.load(Ordering::SeqCst));
+    // Switched off, staging registers (beside whatever region runs then).
+    let opts = filprove_cuda::options::CudaOptions {
+        register_in_region: false,
+        ..Default::default()
+    };
+    let at_staging = CudaBackend::with_options(0, opts).unwrap();
+    let third = ProvingAssignment::synthesize(mk(&mut rng)).unwrap();
+    let input = ProofInput {
+        assignment: &third,
+        randomness: Randomness::random(&mut rng),
+    };
+    let staged = at_staging.stage(&srs, &third).unwrap();
+    let (_, report) = at_staging.prove_staged(&srs, input, staged).unwrap();
+    assert!(
+        report.phase("stage_register").is_some() && report.phase("region_register").is_none(),
+        "{report:?}"
+    );
 }
