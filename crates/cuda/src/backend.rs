@@ -26,7 +26,7 @@ use crate::host_marks::HostMarks;
 use crate::msm::{self, G1, G2};
 use crate::msm_batch::{msm_batched, Bases, MsmRun};
 use crate::ntt::{self, NttPlan};
-use crate::options::CudaOptions;
+use crate::options::{CudaOptions, RegisterAt};
 use crate::pinned::Bounce;
 use crate::plan::{self, PlanInput, Shape, VramPlan};
 use crate::resident::{srs_key, DeviceSrs, Lens, ResidentSet};
@@ -315,6 +315,16 @@ impl CudaBackend {
             HostPath::Pageable => None,
             _ => Some(self.bounce(&mut guard)?),
         };
+        // Registering now delays only a region that runs meanwhile: with none, now. (The
+        // probe's guard, when it got one, is dropped at once: staging never holds it.)
+        let register_later = match self.opts.register_at {
+            RegisterAt::Staging => false,
+            RegisterAt::Region => true,
+            RegisterAt::Auto => {
+                let probe = self.region.try_lock();
+                probe.is_err()
+            }
+        };
         let mut part = stage::stage(
             &self.gpu,
             self.gpu.copy_stream(),
@@ -323,7 +333,7 @@ impl CudaBackend {
             self.opts.host_path,
             bounce,
             "stage",
-            self.opts.register_in_region,
+            register_later,
         )?;
         report.merge(std::mem::take(&mut part.report));
         Ok((StagedState::Ready(Box::new(part), hold), report))
@@ -474,7 +484,7 @@ impl CudaBackend {
         // it for here: later partitions refill them and copy from page-locked memory.
         if self.opts.prestage
             && self.opts.host_path == HostPath::Register
-            && self.opts.register_in_region
+            && self.opts.register_at != RegisterAt::Staging
         {
             stage::pin_unpinned(gpu, asg, report);
         }

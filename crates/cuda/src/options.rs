@@ -24,13 +24,36 @@ pub struct CudaOptions {
     /// Device bytes the backend may use (None: what was free at start, less a margin).
     /// `FILPROVE_CUDA_VRAM_BUDGET=<bytes, or with a GiB suffix>` simulates a smaller GPU.
     pub vram_budget: Option<u64>,
-    /// With `host_path` register: a partition whose vectors are not page-locked yet (the
-    /// first ones of a process) is staged through the bounce buffers, and its vectors are
-    /// registered inside its own kernel region once the H MSM is queued, where the
-    /// driver time delays no kernel; later partitions refill them (recycle) and copy
-    /// directly. Off: registered while staging, beside the other worker's region.
-    /// `FILPROVE_CUDA_REGISTER_IN_REGION=0|1`.
-    pub register_in_region: bool,
+    /// With `host_path` register, when a partition's vectors not page-locked yet (the
+    /// first ones of a process) are registered. `FILPROVE_CUDA_REGISTER_AT=auto|staging|region`.
+    pub register_at: RegisterAt,
+}
+
+/// When host vectors are registered in place ([`CudaOptions::register_at`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegisterAt {
+    /// While staging: the driver is held for the whole registration (~1 s per 16 GiB, up
+    /// to 9 s on pages never touched), and a region running then stalls.
+    Staging,
+    /// Inside the partition's own kernel region, once its H MSM is queued: the staging
+    /// goes through the bounce buffers, and the registration's driver time is hidden
+    /// behind the queued kernels (vectors left over go in a later region of the same,
+    /// refilled, assignment).
+    Region,
+    /// At staging when no region is running on the device (nothing to stall), else in
+    /// the region.
+    Auto,
+}
+
+impl RegisterAt {
+    /// The name used in switches and logs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RegisterAt::Staging => "staging",
+            RegisterAt::Region => "region",
+            RegisterAt::Auto => "auto",
+        }
+    }
 }
 
 impl Default for CudaOptions {
@@ -43,7 +66,7 @@ impl Default for CudaOptions {
             max_batch: 0,
             staging_slots: 2,
             vram_budget: None,
-            register_in_region: true,
+            register_at: RegisterAt::Auto,
         }
     }
 }
@@ -68,7 +91,18 @@ impl CudaOptions {
         o.prestage = flag("FILPROVE_CUDA_PRESTAGE", o.prestage)?;
         o.resident_srs = flag("FILPROVE_CUDA_RESIDENT", o.resident_srs)?;
         o.sync_per_batch = flag("FILPROVE_CUDA_SYNC_PER_BATCH", o.sync_per_batch)?;
-        o.register_in_region = flag("FILPROVE_CUDA_REGISTER_IN_REGION", o.register_in_region)?;
+        if let Some(v) = get("FILPROVE_CUDA_REGISTER_AT") {
+            o.register_at = match v.trim() {
+                "auto" => RegisterAt::Auto,
+                "staging" => RegisterAt::Staging,
+                "region" => RegisterAt::Region,
+                other => {
+                    return Err(format!(
+                        "FILPROVE_CUDA_REGISTER_AT={other}: expected auto, staging or region"
+                    ))
+                }
+            };
+        }
         if let Some(v) = get("FILPROVE_CUDA_HOST_PATH") {
             o.host_path = match v.trim() {
                 "register" => HostPath::Register,
@@ -110,10 +144,10 @@ impl CudaOptions {
     /// One line for logs.
     pub fn describe(&self) -> String {
         format!(
-            "prestage={} host_path={} register_in_region={} resident_srs={} sync_per_batch={} max_batch={} staging_slots={} vram_budget={}",
+            "prestage={} host_path={} register_at={} resident_srs={} sync_per_batch={} max_batch={} staging_slots={} vram_budget={}",
             self.prestage,
             self.host_path.as_str(),
-            self.register_in_region,
+            self.register_at.as_str(),
             self.resident_srs,
             self.sync_per_batch,
             self.max_batch,
@@ -164,15 +198,21 @@ mod tests {
             ("FILPROVE_CUDA_HOST_PATH", "pageable"),
             ("FILPROVE_CUDA_MSM_BATCH", "16777216"),
             ("FILPROVE_CUDA_VRAM_BUDGET", "24GiB"),
-            ("FILPROVE_CUDA_REGISTER_IN_REGION", "0"),
+            ("FILPROVE_CUDA_REGISTER_AT", "region"),
         ])
         .unwrap();
-        assert!(!o.prestage && !o.resident_srs && o.sync_per_batch && !o.register_in_region);
+        assert!(
+            !o.prestage
+                && !o.resident_srs
+                && o.sync_per_batch
+                && o.register_at == RegisterAt::Region
+        );
         assert_eq!(o.host_path, HostPath::Pageable);
         assert_eq!(o.max_batch, 1 << 24);
         assert_eq!(o.vram_budget, Some(24 << 30));
         assert!(with(&[("FILPROVE_CUDA_PRESTAGE", "maybe")]).is_err());
         assert!(with(&[("FILPROVE_CUDA_HOST_PATH", "dma")]).is_err());
+        assert!(with(&[("FILPROVE_CUDA_REGISTER_AT", "later")]).is_err());
         assert!(with(&[("FILPROVE_CUDA_VRAM_BUDGET", "lots")]).is_err());
         assert_eq!(parse_bytes("1.5GiB"), Some(3 << 29));
         assert_eq!(parse_bytes("512MiB"), Some(512 << 20));

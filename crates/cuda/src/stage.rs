@@ -118,12 +118,18 @@ pub fn pin_in_place(
 
 /// Registers the assignment's staged vectors that are not page-locked yet (the ones
 /// [`stage`] sent through the bounce buffers when told to leave registration for later),
-/// timed as phase "region_register". Vectors too small to register stay as they are.
+/// timed as phase "region_register": the first one always, the others while the compute
+/// stream is still busy (the queued kernels hide the driver time; what is left waits for
+/// a later region of the same, refilled, assignment). Vectors too small to register stay
+/// as they are. Returns how many were registered.
 pub fn pin_unpinned(gpu: &Gpu, asg: &ProvingAssignment, report: &mut ProveReport) -> usize {
     let mut n = 0;
     for v in [&asg.a, &asg.b, &asg.c, &asg.aux_assignment] {
         if is_pinned(&asg.pins, v) || bytes_of(v).len() < crate::pinned::MIN_REGISTER_BYTES {
             continue;
+        }
+        if n > 0 && gpu.compute_idle() {
+            break;
         }
         match pin_in_place(gpu, &asg.pins, v, report, "region_register") {
             Ok(()) => n += 1,

@@ -267,7 +267,12 @@ fn held_host_memory_is_freed_inside_the_next_region() {
             self.1.store(true, Ordering::SeqCst);
         }
     }
-    let backend = CudaBackend::new(0).unwrap();
+    use filprove_cuda::options::{CudaOptions, RegisterAt};
+    let in_region = CudaOptions {
+        register_at: RegisterAt::Region,
+        ..Default::default()
+    };
+    let backend = CudaBackend::with_options(0, in_region).unwrap();
     let mut rng = common::rng("held");
     use rand::Rng;
     // Large enough (~2^19 rows) that staging registers the vectors in place.
@@ -291,7 +296,7 @@ fn held_host_memory_is_freed_inside_the_next_region() {
     let report = prove(&first, &mut rng);
     assert!(report.phase("host_release").is_none(), "nothing was held");
     // A fresh assignment is staged through the bounce buffers and registered inside its
-    // region (register_in_region, the default); proved again, it registers nothing.
+    // region; proved again, it registers nothing.
     assert!(!first.pins.is_empty(), "the region registered the vectors");
     assert!(
         report.phase("region_register").is_some() && report.phase("stage_register").is_none(),
@@ -317,12 +322,8 @@ fn held_host_memory_is_freed_inside_the_next_region() {
     backend.release_later(Box::new(Tracked(second, again.clone())));
     assert_eq!(backend.release_held(), 1);
     assert!(again.load(Ordering::SeqCst));
-    // Switched off, staging registers (beside whatever region runs then).
-    let opts = filprove_cuda::options::CudaOptions {
-        register_in_region: false,
-        ..Default::default()
-    };
-    let at_staging = CudaBackend::with_options(0, opts).unwrap();
+    // By default (auto) staging registers when no region is running, as here.
+    let at_staging = CudaBackend::new(0).unwrap();
     let third = ProvingAssignment::synthesize(mk(&mut rng)).unwrap();
     let input = ProofInput {
         assignment: &third,
