@@ -5,7 +5,9 @@
 # FILPROVE_CUDA_ARCHS=sm_90 builds only the H200's SASS (faster while iterating).
 # FILPROVE_PACKAGE_AB=1 adds the A/B binaries of the field product: .device/gpu_bench_lohi
 # (kernels built with the carry-chain product instead of the default wide one) and
-# .device/mb/mul_{lohi,wide} (crates/cuda/bench/mulbench.cu).
+# .device/mb/mul_{lohi,wide} (crates/cuda/bench/mulbench.cu); FILPROVE_PACKAGE_FQV=1 the
+# A/B binaries of the Fq product variant (ff/field.cuh, FILPROVE_FQ_MUL_VARIANT=1):
+# .device/gpu_bench_fqv1 and .device/mb/mul_fqv1.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
@@ -21,6 +23,14 @@ if [ "${FILPROVE_PACKAGE_AB:-0}" = 1 ]; then
         def=""; [ $v = lohi ] && def="-DFILPROVE_FQ_MUL_WIDE=0 -DFILPROVE_FR_MUL_WIDE=0"
         "$nvcc" -O3 -std=c++17 -arch=sm_90 -I crates/cuda/kernels $def -o .device/mb/mul_$v crates/cuda/bench/mulbench.cu
     done
+fi
+if [ "${FILPROVE_PACKAGE_FQV:-0}" = 1 ]; then
+    FILPROVE_CUDA_DEFINES=FILPROVE_FQ_MUL_VARIANT=1 \
+        cargo build -p filprove-cuda --release --example gpu_bench
+    cp target/release/examples/gpu_bench .device/gpu_bench_fqv1
+    mkdir -p .device/mb
+    "$root/.cuda/nvidia/cu13/bin/nvcc" -O3 -std=c++17 -arch=sm_90 -I crates/cuda/kernels \
+        -DFILPROVE_FQ_MUL_VARIANT=1 -o .device/mb/mul_fqv1 crates/cuda/bench/mulbench.cu
 fi
 cargo build -p filprove-cuda --release --examples
 cargo build -p filprove --release --bin filprove

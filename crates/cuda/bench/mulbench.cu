@@ -2,6 +2,9 @@
 // the G1 mixed XYZZ addition, and a checksum of fixed-input results (two builds with
 // different product routines must print the same checksums).
 // Build: nvcc -O3 -std=c++17 -arch=sm_90 -I ../kernels [-DFILPROVE_FQ_MUL_WIDE=0 -DFILPROVE_FR_MUL_WIDE=0] mulbench.cu
+// [-DFILPROVE_FQ_MUL_VARIANT=1: the build's own Fq product, and so the G1 addition figure,
+// uses mont_mul_eo]. Every build also times the wide Fq product variants side by side,
+// each out of line as in the MSM kernels ("Fq variant ..." lines; same checksums expected).
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -34,6 +37,34 @@ __global__ void mul_pairs(const F* a, const F* b, F* out, uint32_t n, bool sqr) 
     if (i < n) out[i] = sqr ? a[i].sqr() : a[i] * b[i];
 }
 
+// The wide Fq product variants (ff/field.cuh, FILPROVE_FQ_MUL_VARIANT), each out of line
+// like Fq's operator* in the MSM kernels, whatever this build's default is.
+template <int V>
+struct FqVariant {
+    __device__ __noinline__ static Fq mul(Fq a, Fq b) {
+        if constexpr (V == 1) return Fq::mont_mul_eo(a, b);
+        return Fq::mont_mul_wide(a, b);
+    }
+};
+
+template <int V, int ILP>
+__global__ void fq_variant_chain(Fq* data, uint32_t iters) {
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    Fq x[ILP];
+    for (int k = 0; k < ILP; k++) x[k] = data[t * ILP + k];
+    Fq y = data[(t * ILP + ILP) % (gridDim.x * blockDim.x * ILP)];
+    for (uint32_t i = 0; i < iters; i++)
+#pragma unroll
+        for (int k = 0; k < ILP; k++) x[k] = FqVariant<V>::mul(x[k], y);
+    for (int k = 0; k < ILP; k++) data[t * ILP + k] = x[k];
+}
+
+template <int V>
+__global__ void fq_variant_pairs(const Fq* a, const Fq* b, Fq* out, uint32_t n) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = FqVariant<V>::mul(a[i], b[i]);
+}
+
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint32_t next32() { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return (uint32_t)rng; }
 
@@ -45,7 +76,7 @@ static std::vector<F> random_elems(size_t n, uint32_t top_mask) {
 }
 
 template <class F>
-static uint64_t checksum_pairs(uint32_t top_mask, const uint32_t* pm1, bool sqr) {
+static uint64_t checksum_pairs(uint32_t top_mask, const uint32_t* pm1, bool sqr, int fq_variant = -1) {
     const uint32_t n = 1 << 20;
     auto a = random_elems<F>(n, top_mask), b = random_elems<F>(n, top_mask);
     // edge values: 0, 1, p - 1 on both sides
@@ -60,7 +91,13 @@ static uint64_t checksum_pairs(uint32_t top_mask, const uint32_t* pm1, bool sqr)
     CK(cudaMalloc(&da, n * sizeof(F))); CK(cudaMalloc(&db, n * sizeof(F))); CK(cudaMalloc(&dout, n * sizeof(F)));
     CK(cudaMemcpy(da, a.data(), n * sizeof(F), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(db, b.data(), n * sizeof(F), cudaMemcpyHostToDevice));
-    mul_pairs<F><<<n / 256, 256>>>(da, db, dout, n, sqr);
+    if constexpr (F::N == 12) {
+        if (fq_variant == 0) fq_variant_pairs<0><<<n / 256, 256>>>(da, db, dout, n);
+        else if (fq_variant == 1) fq_variant_pairs<1><<<n / 256, 256>>>(da, db, dout, n);
+        else mul_pairs<F><<<n / 256, 256>>>(da, db, dout, n, sqr);
+    } else {
+        mul_pairs<F><<<n / 256, 256>>>(da, db, dout, n, sqr);
+    }
     CK(cudaDeviceSynchronize());
     std::vector<F> out(n);
     CK(cudaMemcpy(out.data(), dout, n * sizeof(F), cudaMemcpyDeviceToHost));
@@ -95,9 +132,36 @@ static double bench_mul(const char* name, uint32_t top_mask) {
     return rate;
 }
 
+template <int V, int ILP>
+static double bench_fq_variant(const char* name) {
+    int sms; CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    const uint32_t threads = 256, blocks = sms * 8, iters = 512;
+    size_t n = (size_t)blocks * threads * ILP;
+    auto h = random_elems<Fq>(n, 0x0fffffff);
+    Fq* d; CK(cudaMalloc(&d, n * sizeof(Fq)));
+    CK(cudaMemcpy(d, h.data(), n * sizeof(Fq), cudaMemcpyHostToDevice));
+    fq_variant_chain<V, ILP><<<blocks, threads>>>(d, 8);
+    cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1);
+    float best = 1e30f;
+    for (int r = 0; r < 5; r++) {
+        cudaEventRecord(e0);
+        fq_variant_chain<V, ILP><<<blocks, threads>>>(d, iters);
+        cudaEventRecord(e1);
+        CK(cudaEventSynchronize(e1));
+        float ms; cudaEventElapsedTime(&ms, e0, e1);
+        if (ms < best) best = ms;
+    }
+    double rate = (double)n * iters / (best * 1e-3);
+    printf("%-28s %.3e products/s  (%.2f ms)\n", name, rate, best);
+    cudaFree(d);
+    return rate;
+}
+
 int main() {
     cudaDeviceProp p; CK(cudaGetDeviceProperties(&p, 0));
-    printf("product: Fq %s, Fr %s on %s\n", Fq::MUL_WIDE ? "wide (IMAD.WIDE CIOS)" : "lo/hi carry chains",
+    printf("product: Fq %s, Fr %s on %s\n",
+           !Fq::MUL_WIDE ? "lo/hi carry chains"
+           : Fq::MUL_VARIANT == 1 ? "wide, variant 1 (even/odd chains)" : "wide (IMAD.WIDE CIOS)",
            Fr::MUL_WIDE ? "wide" : "lo/hi", p.name);
     const uint32_t fq_pm1[12] = {0xffffaaaa, 0xb9feffff, 0xb153ffff, 0x1eabfffe, 0xf6b0f624, 0x6730d2a0,
                                  0xf38512bf, 0x64774b84, 0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea};
@@ -107,6 +171,12 @@ int main() {
         printf("checksum Fq %s %016llx\n", sq ? "sqr" : "mul", (unsigned long long)checksum_pairs<Fq>(0x0fffffff, fq_pm1, sq));
         printf("checksum Fr %s %016llx\n", sq ? "sqr" : "mul", (unsigned long long)checksum_pairs<Fr>(0x3fffffff, fr_pm1, sq));
     }
+    for (int v = 0; v < 2; v++)
+        printf("checksum Fq variant %d mul %016llx\n", v, (unsigned long long)checksum_pairs<Fq>(0x0fffffff, fq_pm1, false, v));
+    bench_fq_variant<0, 2>("Fq variant 0, ILP 2");
+    bench_fq_variant<1, 2>("Fq variant 1, ILP 2");
+    bench_fq_variant<0, 4>("Fq variant 0, ILP 4");
+    bench_fq_variant<1, 4>("Fq variant 1, ILP 4");
     bench_mul<Fq, 2>("Fq product, ILP 2", 0x0fffffff);
     bench_mul<Fq, 4>("Fq product, ILP 4", 0x0fffffff);
     bench_mul<Fr, 4>("Fr product, ILP 4", 0x3fffffff);

@@ -106,7 +106,16 @@ struct Field {
 #define FILPROVE_FR_MUL_WIDE 1
 #endif
     static constexpr bool MUL_WIDE = N == 12 ? FILPROVE_FQ_MUL_WIDE : FILPROVE_FR_MUL_WIDE;
+    // Which Fq product when FILPROVE_FQ_MUL_WIDE=1 (A/B switch, compile time):
+    //   0: mont_mul_wide (CIOS, the 64-bit multiply-add takes the previous carry and limb);
+    //   1: mont_mul_eo (CIOS, bare 64-bit products summed by even/odd limb carry chains).
+    // Same results bit for bit (both fully reduced). Fr is unaffected.
+#ifndef FILPROVE_FQ_MUL_VARIANT
+#define FILPROVE_FQ_MUL_VARIANT 0
+#endif
+    static constexpr int MUL_VARIANT = N == 12 ? FILPROVE_FQ_MUL_VARIANT : 0;
     __device__ __forceinline__ static Field mont_mul(const Field& a, const Field& b) {
+        if constexpr (MUL_WIDE && MUL_VARIANT == 1) return mont_mul_eo(a, b);
         if constexpr (MUL_WIDE) return mont_mul_wide(a, b);
         return mont_mul_lohi(a, b);
     }
@@ -197,6 +206,97 @@ struct Field {
             c = (uint64_t)t[N] + (c >> 32);
             t[N - 1] = (uint32_t)c;
             t[N] = t[N + 1] + (uint32_t)(c >> 32);
+        }
+        Field r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = t[i];
+        return reduce_once(r);
+    }
+
+    // CIOS whose partial products are bare 64-bit products (IMAD.WIDE with a zero
+    // addend), added to the running sum t by 32-bit carry chains (IADD3 / IADD3.X). In
+    // mont_mul_wide each multiply-add needs its 64-bit addend assembled first (limb plus
+    // previous carry, a zero high word): in SASS that is ~0.56 IMAD.MOV and ~0.4 IMAD.X per
+    // IMAD.WIDE, all on the multiplier pipe, which IMAD.WIDE already saturates. Here a row
+    // a*bi (or m*p) is split by the parity of j: the products a_j*bi with j even tile limbs
+    // 0..N-1 without overlap (lo at j, hi at j+1), the odd ones limbs 1..N, so each half is
+    // one carry chain over t and no product needs an addend. 2 ALU additions per product,
+    // no register moves.
+    // Bounds (Fq only: p < 2^381, N = 12): t < 2p < 2^382 entering a round; adding a*bi
+    // (< 2^413) and m*p (< 2^413) leaves t < 2^415, so N + 1 limbs hold it and the last
+    // carry of each chain needs no further limb. The final t < 2p, as in mont_mul_wide.
+    __device__ __forceinline__ static Field mont_mul_eo(const Field& a, const Field& b) {
+        static_assert(N % 2 == 0, "even limb count");
+        uint32_t t[N + 1];
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            const uint32_t bi = b.v[i];
+            uint32_t lo[N], hi[N];
+#pragma unroll
+            for (int j = 0; j < N; j++) {
+                const uint64_t pr = (uint64_t)a.v[j] * bi;
+                lo[j] = (uint32_t)pr;
+                hi[j] = (uint32_t)(pr >> 32);
+            }
+            if (i == 0) {
+#pragma unroll
+                for (int j = 0; j < N; j += 2) {
+                    t[j] = lo[j];
+                    t[j + 1] = hi[j];
+                }
+                t[1] = ptx::add_cc(t[1], lo[1]);
+#pragma unroll
+                for (int j = 1; j < N - 1; j += 2) {
+                    t[j + 1] = ptx::addc_cc(t[j + 1], hi[j]);
+                    t[j + 2] = ptx::addc_cc(t[j + 2], lo[j + 2]);
+                }
+                t[N] = ptx::addc(hi[N - 1], 0);
+            } else {
+                // even products: limbs 0..N-1, carry into t[N]
+                t[0] = ptx::add_cc(t[0], lo[0]);
+                t[1] = ptx::addc_cc(t[1], hi[0]);
+#pragma unroll
+                for (int j = 2; j < N; j += 2) {
+                    t[j] = ptx::addc_cc(t[j], lo[j]);
+                    t[j + 1] = ptx::addc_cc(t[j + 1], hi[j]);
+                }
+                t[N] = ptx::addc(t[N], 0);
+                // odd products: limbs 1..N
+                t[1] = ptx::add_cc(t[1], lo[1]);
+#pragma unroll
+                for (int j = 1; j < N - 1; j += 2) {
+                    t[j + 1] = ptx::addc_cc(t[j + 1], hi[j]);
+                    t[j + 2] = ptx::addc_cc(t[j + 2], lo[j + 2]);
+                }
+                t[N] = ptx::addc(t[N], hi[N - 1]);
+            }
+            // t += m * p, m chosen so that t[0] becomes 0
+            const uint32_t m = t[0] * P::INV;
+#pragma unroll
+            for (int j = 0; j < N; j++) {
+                const uint64_t pr = (uint64_t)m * P::mod(j);
+                lo[j] = (uint32_t)pr;
+                hi[j] = (uint32_t)(pr >> 32);
+            }
+            t[0] = ptx::add_cc(t[0], lo[0]);  // 0
+            t[1] = ptx::addc_cc(t[1], hi[0]);
+#pragma unroll
+            for (int j = 2; j < N; j += 2) {
+                t[j] = ptx::addc_cc(t[j], lo[j]);
+                t[j + 1] = ptx::addc_cc(t[j + 1], hi[j]);
+            }
+            t[N] = ptx::addc(t[N], 0);
+            t[1] = ptx::add_cc(t[1], lo[1]);
+#pragma unroll
+            for (int j = 1; j < N - 1; j += 2) {
+                t[j + 1] = ptx::addc_cc(t[j + 1], hi[j]);
+                t[j + 2] = ptx::addc_cc(t[j + 2], lo[j + 2]);
+            }
+            t[N] = ptx::addc(t[N], hi[N - 1]);
+            // shift down one limb
+#pragma unroll
+            for (int j = 0; j < N; j++) t[j] = t[j + 1];
+            t[N] = 0;
         }
         Field r;
 #pragma unroll
