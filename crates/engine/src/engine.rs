@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use filprove_groth16::recycle::BufferPool;
+use filprove_groth16::recycle::{BufferPool, Reaper};
 use filprove_groth16::Backend;
 
 use crate::job::{JobOutcome, JobReport, JobStatus, Priority, ProofJob};
@@ -67,6 +67,8 @@ pub(crate) struct Device {
     /// Prover workers with a partition in hand for this device, from staging until they
     /// release the kernel lock (a region is running or about to start).
     contending: AtomicUsize,
+    /// Frees surplus assignments on a background thread.
+    reaper: Reaper,
     current: Mutex<Option<(String, &'static str)>>,
     busy: Mutex<Duration>,
 }
@@ -106,18 +108,16 @@ impl Device {
     }
 
     /// Frees a proved partition's assignment that the buffer pool did not keep. Its
-    /// page-locking goes with it, and unregistering holds the driver (~0.3 s for a 32 GiB
-    /// partition; on the H200 it delayed the other worker's last region of a burst by
-    /// 277-377 ms): while another worker runs or is about to run a region on this device,
-    /// the backend frees it inside that region once the long kernels are queued.
-    /// Otherwise it is freed now, under the kernel lock, so a region arriving meanwhile
-    /// waits for the lock instead of stalling inside it.
+    /// page-locking goes with it, and unregistering holds the driver (on the H200 it
+    /// delayed the other worker's last region of a burst by 277-377 ms): while another
+    /// worker runs or is about to run a region on this device, the backend frees it from
+    /// inside that region once the long kernels are queued. Otherwise it is freed now, on
+    /// a background thread (returning 16.7 GB of pages takes seconds, which the job's
+    /// completion need not wait for).
     pub fn free_surplus(&self, asg: filprove_groth16::ProvingAssignment) -> Freed {
         if self.contending.load(Ordering::SeqCst) == 0 {
-            if let Ok(_lock) = self.kernel_lock.try_lock() {
-                drop(asg);
-                return Freed::Now;
-            }
+            self.reaper.drop_later(asg);
+            return Freed::Now;
         }
         self.backend.release_later(Box::new(asg));
         Freed::Deferred
@@ -289,6 +289,7 @@ impl Engine {
                     backend,
                     kernel_lock: Mutex::new(()),
                     contending: AtomicUsize::new(0),
+                    reaper: Reaper::default(),
                     current: Mutex::new(None),
                     busy: Mutex::new(Duration::ZERO),
                 }
