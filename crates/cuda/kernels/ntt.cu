@@ -305,10 +305,12 @@ __device__ __forceinline__ void stage_twiddles(const Fr* tw, uint32_t lg, uint32
     }
     asm volatile("cp.async.wait_all;\n" ::: "memory");
     if (INV) {
-        // -omega^(n/2-e) for all but e = 0 (slot 0: stage 0, jq = 0, column low0 = 0).
+        // -omega^(n/2-e) for all but e = 0, i.e. column low0 + c = 0 and jq = 0 (the
+        // first slot of each stage: (t >> cl) + 1 a power of two).
 #pragma unroll 1
         for (uint32_t t = threadIdx.x; t < count; t += NTT_THREADS) {
-            if (t == 0 && low0 == 0) continue;
+            const uint32_t idx = (t >> cl) + 1;
+            if (low0 + (t & ((1u << cl) - 1)) == 0 && (idx & (idx - 1)) == 0) continue;
             const Fr w = Fr::zero() - fr_of(ntt_tws[t], ntt_tws[E + t]);
             ntt_tws[t] = fr_lo(w);
             ntt_tws[E + t] = fr_hi(w);
