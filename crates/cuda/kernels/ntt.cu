@@ -45,6 +45,10 @@ extern __shared__ uint4 smem[];
 #ifndef FILPROVE_NTT_TWIDDLE_SMEM
 #define FILPROVE_NTT_TWIDDLE_SMEM 0
 #endif
+// FILPROVE_NTT_HIGH_FIRST=1 (A/B builds): strided blocks in another order (ntt_block).
+#ifndef FILPROVE_NTT_HIGH_FIRST
+#define FILPROVE_NTT_HIGH_FIRST 0
+#endif
 #if FILPROVE_NTT_TWIDDLE_SMEM
 // Low 16 bytes of twiddle slot t at ntt_tws[t], high 16 at ntt_tws[2^NTT_BLOCK_LG + t].
 __shared__ uint4 ntt_tws[2 << NTT_BLOCK_LG];
@@ -348,8 +352,19 @@ __device__ __forceinline__ void ntt_block(Fr* d, const Fr* tw, uint32_t lg, uint
     const uint32_t lg_e = 31 - __clz(blockDim.x) + ME;
     const uint32_t E = 1u << lg_e, cl = lg_e - k;  // C = 2^cl columns (cl <= s0)
     const uint32_t col = threadIdx.x & ((1u << cl) - 1), rho = threadIdx.x >> cl;
-    const uint32_t low = ((blockIdx.x << cl) & ((1u << s0) - 1)) + col;  // bits below s0
-    const uint32_t base = ((blockIdx.x >> (s0 - cl)) << (s0 + k)) + low;  // row 0
+    uint32_t blk = blockIdx.x;
+#if FILPROVE_NTT_HIGH_FIRST
+    // Consecutive blocks take consecutive values of the bits above s0 + k (2^hb of them)
+    // for one group of columns, instead of consecutive column groups: the blocks that
+    // share a set of twiddles run together (a pass below the top one: 2^27's second pass
+    // reads its 64 MB of twiddles once instead of 32 times).
+    if (!SHARED) {
+        const uint32_t hb = lg - s0 - k;
+        blk = ((blk & ((1u << hb) - 1)) << (s0 - cl)) | (blk >> hb);
+    }
+#endif
+    const uint32_t low = ((blk << cl) & ((1u << s0) - 1)) + col;  // bits below s0
+    const uint32_t base = ((blk >> (s0 - cl)) << (s0 + k)) + low;  // row 0
     const uint32_t windows = (k + ME - 1) / ME;
     constexpr bool TWS = FILPROVE_NTT_TWIDDLE_SMEM && !SHARED;
     for (uint32_t r = 0; r < windows; r++) {
