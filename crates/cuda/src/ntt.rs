@@ -75,6 +75,25 @@ fn strided_enabled() -> bool {
     std::env::var("FILPROVE_NTT_RADIX2").as_deref() != Ok("1")
 }
 
+/// Whether each strided pass gets its own probe label (`FILPROVE_NTT_PASS_PROBES=1`, for
+/// `gpu_bench --breakdown`): "ntt_strided_s<s0>" for the pass from stage s0, instead of one
+/// "ntt_strided_stages" for all of them.
+fn pass_probes() -> bool {
+    std::env::var("FILPROVE_NTT_PASS_PROBES").as_deref() == Ok("1")
+}
+
+/// The per-pass probe labels, by first stage.
+#[rustfmt::skip]
+const PASS_LABELS: [&str; 28] = [
+    "ntt_strided_s0", "ntt_strided_s1", "ntt_strided_s2", "ntt_strided_s3",
+    "ntt_strided_s4", "ntt_strided_s5", "ntt_strided_s6", "ntt_strided_s7",
+    "ntt_strided_s8", "ntt_strided_s9", "ntt_strided_s10", "ntt_strided_s11",
+    "ntt_strided_s12", "ntt_strided_s13", "ntt_strided_s14", "ntt_strided_s15",
+    "ntt_strided_s16", "ntt_strided_s17", "ntt_strided_s18", "ntt_strided_s19",
+    "ntt_strided_s20", "ntt_strided_s21", "ntt_strided_s22", "ntt_strided_s23",
+    "ntt_strided_s24", "ntt_strided_s25", "ntt_strided_s26", "ntt_strided_s27",
+];
+
 /// Direction and coset of a transform.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NttKind {
@@ -385,6 +404,7 @@ impl NttPlan {
             } else {
                 passes.iter().collect()
             };
+            let per_pass = pass_probes();
             for &(s0, kk) in order {
                 let e = 1usize << BLOCK_LG;
                 // SAFETY: as above.
@@ -399,7 +419,11 @@ impl NttPlan {
                         .launch(cfg(n / e, THREADS, (e * FR_BYTES) as u32))
                 }
                 .map_err(|e| gpu.err("ntt_strided_stages", e))?;
-                gpu.probe("ntt_strided_stages")?;
+                gpu.probe(if per_pass {
+                    PASS_LABELS[s0 as usize]
+                } else {
+                    "ntt_strided_stages"
+                })?;
             }
             if dif {
                 shared(data, k)?;
