@@ -39,9 +39,10 @@ extern __shared__ uint4 smem[];
 // its stages use (C (2^k - 1) < 2^NTT_BLOCK_LG of them: C columns times 2^q per stage q)
 // from the table into this static buffer, all loads issued together and each distinct
 // twiddle once per block, and the butterflies read them from shared memory; 0: every
-// thread loads its own from the table at the start of each stage (the L2 or, from 2^22
-// column strides on, DRAM latency in the stage's critical path). 32 KB beside the 32 KB
-// of the data: ntt.rs raises the strided kernels' dynamic limit (static + dynamic > 48 KB).
+// thread loads its own from the table at the start of each stage, scattered (L2 latency,
+// or DRAM for the 64 MB and 2 GB twiddle sets of 2^27's second and third passes, in the
+// stage's critical path). 32 KB beside the 32 KB of the data: ntt.rs raises the strided
+// kernels' dynamic limit (static + dynamic > 48 KB).
 #ifndef FILPROVE_NTT_TWIDDLE_SMEM
 #define FILPROVE_NTT_TWIDDLE_SMEM 0
 #endif
