@@ -5,9 +5,12 @@
 # FILPROVE_CUDA_ARCHS=sm_90 builds only the H200's SASS (faster while iterating).
 # FILPROVE_PACKAGE_AB=1 adds the A/B binaries of the field product: .device/gpu_bench_lohi
 # (kernels built with the carry-chain product instead of the default wide one) and
-# .device/mb/mul_{lohi,wide} (crates/cuda/bench/mulbench.cu); FILPROVE_PACKAGE_FQV=1 the
-# A/B binaries of the Fq product variant (ff/field.cuh, FILPROVE_FQ_MUL_VARIANT=1):
-# .device/gpu_bench_fqv1 and .device/mb/mul_fqv1.
+# .device/mb/mul_{lohi,wide} (crates/cuda/bench/mulbench.cu).
+# FILPROVE_PACKAGE_VARIANTS="name=MACRO=v,MACRO2=v name2=..." adds A/B builds of the
+# kernels, one per name: .device/ab/gpu_bench_<name>, .device/ab/<name>/mulbench and the
+# test binaries named in FILPROVE_PACKAGE_VARIANT_TESTS (e.g. "ntt large"; none by
+# default) as .device/ab/<name>/<test> (run them by hand with FILPROVE_REQUIRE_GPU=1;
+# ~5 MB a binary at sm_90: mind the 64 MiB carry limit).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
@@ -24,14 +27,32 @@ if [ "${FILPROVE_PACKAGE_AB:-0}" = 1 ]; then
         "$nvcc" -O3 -std=c++17 -arch=sm_90 -I crates/cuda/kernels $def -o .device/mb/mul_$v crates/cuda/bench/mulbench.cu
     done
 fi
-if [ "${FILPROVE_PACKAGE_FQV:-0}" = 1 ]; then
-    FILPROVE_CUDA_DEFINES=FILPROVE_FQ_MUL_VARIANT=1 \
-        cargo build -p filprove-cuda --release --example gpu_bench
-    cp target/release/examples/gpu_bench .device/gpu_bench_fqv1
-    mkdir -p .device/mb
+for spec in ${FILPROVE_PACKAGE_VARIANTS:-}; do
+    name="${spec%%=*}"
+    defs="${spec#*=}"
+    mkdir -p ".device/ab/$name"
+    FILPROVE_CUDA_DEFINES=$defs cargo build -p filprove-cuda --release --example gpu_bench
+    cp target/release/examples/gpu_bench ".device/ab/gpu_bench_$name"
     "$root/.cuda/nvidia/cu13/bin/nvcc" -O3 -std=c++17 -arch=sm_90 -I crates/cuda/kernels \
-        -DFILPROVE_FQ_MUL_VARIANT=1 -o .device/mb/mul_fqv1 crates/cuda/bench/mulbench.cu
-fi
+        $(echo ",$defs" | sed 's/,/ -D/g') -o ".device/ab/$name/mulbench" crates/cuda/bench/mulbench.cu
+    tests=""
+    for t in ${FILPROVE_PACKAGE_VARIANT_TESTS:-}; do tests+=" --test $t"; done
+    [ -n "$tests" ] || continue
+    # shellcheck disable=SC2086
+    FILPROVE_CUDA_DEFINES=$defs cargo test -p filprove-cuda --release --no-run --message-format=json \
+        $tests 2>/dev/null |
+        python3 -c '
+import json, sys
+for line in sys.stdin:
+    try: m = json.loads(line)
+    except ValueError: continue
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"]:
+        print(m["target"]["name"], m["executable"])
+' | while read -r tname exe; do
+        cp "$exe" ".device/ab/$name/$tname"
+    done
+done
+if [ -d .device/ab ]; then strip .device/ab/gpu_bench_* .device/ab/*/* 2>/dev/null || true; fi
 cargo build -p filprove-cuda --release --examples
 cargo build -p filprove --release --bin filprove
 cargo test -p filprove-cuda --release --no-run --message-format=json 2>/dev/null |

@@ -362,6 +362,9 @@ fn breakdown(gpu: &Gpu, lg: u32, steps: &[&str]) -> Result<(), ProveError> {
         Ok::<(), ProveError>(())
     };
     let plan = NttPlan::new(gpu, lg)?;
+    if want("ntt") || want("h") {
+        println!("{}", filprove_cuda::ntt::strided_kernel_info(gpu)?);
+    }
     if want("ntt") {
         let mut d = random_fr(gpu, n, 1, 0)?;
         step(&format!("NTT forward 2^{lg}"), &mut || {

@@ -3,6 +3,7 @@
 //! Semantics match bellperson's `EvaluationDomain`: size m = 2^lg, omega the 2^lg-th root
 //! of unity derived from `Fr::ROOT_OF_UNITY`, coset generator `Fr::MULTIPLICATIVE_GENERATOR`.
 
+use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use ff::{Field, PrimeField};
 use filprove_groth16::{Fr, ProveError};
@@ -20,12 +21,78 @@ const THREADS: u32 = 1 << (BLOCK_LG - RADIX_LG);
 const FR_BYTES: usize = 32;
 /// Most stages per strided shared-memory pass.
 const STRIDED_LG: u32 = 6;
+/// Dynamic shared memory of a strided block (its 2^BLOCK_LG elements).
+const STRIDED_SMEM: usize = (1 << BLOCK_LG) * FR_BYTES;
+/// The strided kernels.
+const STRIDED_FNS: [&str; 2] = ["ntt_strided_dit", "ntt_strided_dif"];
+/// Static plus dynamic shared memory a kernel may use without raising its limit.
+const DEFAULT_SMEM_LIMIT: usize = 48 << 10;
+
+/// Allows the strided kernels their dynamic shared memory: kernels built with
+/// `FILPROVE_NTT_TWIDDLE_SMEM=1` (ntt.cu) hold 32 KB of static shared memory (the block's
+/// twiddles) besides it, above the 48 KB a launch gets without asking. The default build
+/// has none and is left as it is.
+fn allow_strided_smem(gpu: &Gpu) -> Result<(), ProveError> {
+    for name in STRIDED_FNS {
+        let f = gpu.func(name)?;
+        let fixed = f
+            .shared_size_bytes()
+            .map_err(|e| gpu.err("cuFuncGetAttribute", e))? as usize;
+        if fixed + STRIDED_SMEM > DEFAULT_SMEM_LIMIT {
+            f.set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                STRIDED_SMEM as i32,
+            )
+            .map_err(|e| gpu.err("cuFuncSetAttribute", e))?;
+        }
+    }
+    Ok(())
+}
+
+/// How the strided kernels were built, for benchmark logs: per kernel its registers,
+/// static shared memory and resident blocks per SM at the launch shape.
+pub fn strided_kernel_info(gpu: &Gpu) -> Result<String, ProveError> {
+    allow_strided_smem(gpu)?;
+    let mut out = Vec::new();
+    for name in STRIDED_FNS {
+        let f = gpu.func(name)?;
+        let err = |e| gpu.err("cuFuncGetAttribute", e);
+        let regs = f.num_regs().map_err(err)?;
+        let fixed = f.shared_size_bytes().map_err(err)?;
+        let blocks = f
+            .occupancy_max_active_blocks_per_multiprocessor(THREADS, STRIDED_SMEM, None)
+            .map_err(|e| gpu.err("cuOccupancyMaxActiveBlocksPerMultiprocessor", e))?;
+        out.push(format!(
+            "{name}: {regs} registers, {fixed} B static shared memory, {blocks} blocks/SM"
+        ));
+    }
+    Ok(out.join("; "))
+}
 
 /// Whether the upper stages run as strided shared-memory passes (default) or one global
 /// radix-2 pass per stage (`FILPROVE_NTT_RADIX2=1`, kept for comparison).
 fn strided_enabled() -> bool {
     std::env::var("FILPROVE_NTT_RADIX2").as_deref() != Ok("1")
 }
+
+/// Whether each strided pass gets its own probe label (`FILPROVE_NTT_PASS_PROBES=1`, for
+/// `gpu_bench --breakdown`): "ntt_strided_s<s0>" for the pass from stage s0, instead of one
+/// "ntt_strided_stages" for all of them.
+fn pass_probes() -> bool {
+    std::env::var("FILPROVE_NTT_PASS_PROBES").as_deref() == Ok("1")
+}
+
+/// The per-pass probe labels, by first stage.
+#[rustfmt::skip]
+const PASS_LABELS: [&str; 28] = [
+    "ntt_strided_s0", "ntt_strided_s1", "ntt_strided_s2", "ntt_strided_s3",
+    "ntt_strided_s4", "ntt_strided_s5", "ntt_strided_s6", "ntt_strided_s7",
+    "ntt_strided_s8", "ntt_strided_s9", "ntt_strided_s10", "ntt_strided_s11",
+    "ntt_strided_s12", "ntt_strided_s13", "ntt_strided_s14", "ntt_strided_s15",
+    "ntt_strided_s16", "ntt_strided_s17", "ntt_strided_s18", "ntt_strided_s19",
+    "ntt_strided_s20", "ntt_strided_s21", "ntt_strided_s22", "ntt_strided_s23",
+    "ntt_strided_s24", "ntt_strided_s25", "ntt_strided_s26", "ntt_strided_s27",
+];
 
 /// Direction and coset of a transform.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,6 +184,7 @@ impl NttPlan {
         }
         let half = if lg == 0 { 1 } else { 1usize << (lg - 1) };
         let twiddles = powers(gpu, Fr::ONE, omega(lg), half)?;
+        allow_strided_smem(gpu)?;
         let g = Fr::MULTIPLICATIVE_GENERATOR;
         let g_inv = g.invert().unwrap_or(Fr::ONE);
         let n_inv = n_inv(lg);
@@ -336,6 +404,7 @@ impl NttPlan {
             } else {
                 passes.iter().collect()
             };
+            let per_pass = pass_probes();
             for &(s0, kk) in order {
                 let e = 1usize << BLOCK_LG;
                 // SAFETY: as above.
@@ -350,7 +419,11 @@ impl NttPlan {
                         .launch(cfg(n / e, THREADS, (e * FR_BYTES) as u32))
                 }
                 .map_err(|e| gpu.err("ntt_strided_stages", e))?;
-                gpu.probe("ntt_strided_stages")?;
+                gpu.probe(if per_pass {
+                    PASS_LABELS[s0 as usize]
+                } else {
+                    "ntt_strided_stages"
+                })?;
             }
             if dif {
                 shared(data, k)?;

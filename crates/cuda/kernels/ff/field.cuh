@@ -106,14 +106,20 @@ struct Field {
 #define FILPROVE_FR_MUL_WIDE 1
 #endif
     static constexpr bool MUL_WIDE = N == 12 ? FILPROVE_FQ_MUL_WIDE : FILPROVE_FR_MUL_WIDE;
-    // Which Fq product when FILPROVE_FQ_MUL_WIDE=1 (A/B switch, compile time):
+    // Which wide product (compile time, per field):
     //   0: mont_mul_wide (CIOS, the 64-bit multiply-add takes the previous carry and limb);
     //   1: mont_mul_eo (CIOS, bare 64-bit products summed by even/odd limb carry chains).
-    // Same results bit for bit (both fully reduced). Fr is unaffected.
+    // Same results bit for bit (both fully reduced). Fq uses 1 (H200, docs/benchmarks.md
+    // "Session 8": 2^27 G1 MSM 1,275 -> 1,188 ms, bucket sums 1,059 -> 978 ms; G1 split
+    // 79.8 -> 74.3, G2 split 67.9 -> 63.0 ms). A/B builds: FILPROVE_FQ_MUL_VARIANT and
+    // FILPROVE_FR_MUL_VARIANT.
 #ifndef FILPROVE_FQ_MUL_VARIANT
-#define FILPROVE_FQ_MUL_VARIANT 0
+#define FILPROVE_FQ_MUL_VARIANT 1
 #endif
-    static constexpr int MUL_VARIANT = N == 12 ? FILPROVE_FQ_MUL_VARIANT : 0;
+#ifndef FILPROVE_FR_MUL_VARIANT
+#define FILPROVE_FR_MUL_VARIANT 0
+#endif
+    static constexpr int MUL_VARIANT = N == 12 ? FILPROVE_FQ_MUL_VARIANT : FILPROVE_FR_MUL_VARIANT;
     __device__ __forceinline__ static Field mont_mul(const Field& a, const Field& b) {
         if constexpr (MUL_WIDE && MUL_VARIANT == 1) return mont_mul_eo(a, b);
         if constexpr (MUL_WIDE) return mont_mul_wide(a, b);
@@ -222,9 +228,11 @@ struct Field {
     // 0..N-1 without overlap (lo at j, hi at j+1), the odd ones limbs 1..N, so each half is
     // one carry chain over t and no product needs an addend. 2 ALU additions per product,
     // no register moves.
-    // Bounds (Fq only: p < 2^381, N = 12): t < 2p < 2^382 entering a round; adding a*bi
-    // (< 2^413) and m*p (< 2^413) leaves t < 2^415, so N + 1 limbs hold it and the last
-    // carry of each chain needs no further limb. The final t < 2p, as in mont_mul_wide.
+    // Bounds: t < 2p entering a round; adding a*bi (< p 2^32) and m*p (< p 2^32) leaves
+    // t < p (2^33 + 2), below 2^(32 (N + 1)) whenever p < 2^(32 N - 1) (1 - 2^-32): true
+    // for Fq (p < 2^381, N = 12: t < 2^415) and Fr (r < 2^255, N = 8: t < 2^288). So
+    // N + 1 limbs hold it and the last carry of each chain needs no further limb. The
+    // final t < 2p, as in mont_mul_wide.
     __device__ __forceinline__ static Field mont_mul_eo(const Field& a, const Field& b) {
         static_assert(N % 2 == 0, "even limb count");
         uint32_t t[N + 1];
