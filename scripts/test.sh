@@ -18,9 +18,6 @@ for def in "" "-DFILPROVE_FQ_MUL_WIDE=0 -DFILPROVE_FR_MUL_WIDE=0" \
     nvcc -cubin -O3 -std=c++17 -arch=sm_90 -I crates/cuda/kernels $def \
         -o /dev/null crates/cuda/bench/mulbench.cu
 done
-# The NTT's A/B switches (kernels/ntt.cu), likewise.
-nvcc -cubin -O3 -std=c++17 -arch=sm_90 -I crates/cuda/kernels \
-    -DFILPROVE_NTT_TWIDDLE_SMEM=1 -DFILPROVE_NTT_HIGH_FIRST=1 -o /dev/null crates/cuda/kernels/ntt.cu
 
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings

@@ -35,26 +35,6 @@
 // Dynamic shared memory of every kernel here, in 16-byte words.
 extern __shared__ uint4 smem[];
 
-// FILPROVE_NTT_TWIDDLE_SMEM=1 (A/B builds): a strided block first gathers every twiddle
-// its stages use (C (2^k - 1) < 2^NTT_BLOCK_LG of them: C columns times 2^q per stage q)
-// from the table into this static buffer, all loads issued together and each distinct
-// twiddle once per block, and the butterflies read them from shared memory; 0: every
-// thread loads its own from the table at the start of each stage, scattered (L2 latency,
-// or DRAM for the 64 MB and 2 GB twiddle sets of 2^27's second and third passes, in the
-// stage's critical path). 32 KB beside the 32 KB of the data: ntt.rs raises the strided
-// kernels' dynamic limit (static + dynamic > 48 KB).
-#ifndef FILPROVE_NTT_TWIDDLE_SMEM
-#define FILPROVE_NTT_TWIDDLE_SMEM 0
-#endif
-// FILPROVE_NTT_HIGH_FIRST=1 (A/B builds): strided blocks in another order (ntt_block).
-#ifndef FILPROVE_NTT_HIGH_FIRST
-#define FILPROVE_NTT_HIGH_FIRST 0
-#endif
-#if FILPROVE_NTT_TWIDDLE_SMEM
-// Low 16 bytes of twiddle slot t at ntt_tws[t], high 16 at ntt_tws[2^NTT_BLOCK_LG + t].
-__shared__ uint4 ntt_tws[2 << NTT_BLOCK_LG];
-#endif
-
 // Fr loads and stores as two 16-byte accesses (every Fr array here is 32-byte aligned)
 // instead of eight 4-byte ones; ldg_fr for data no kernel writes (twiddles, tables).
 __device__ __forceinline__ Fr fr_of(uint4 a, uint4 b) {
@@ -235,23 +215,14 @@ __device__ __forceinline__ Fr twiddle_of(const Fr* tw, uint32_t half, uint32_t e
 // with i mod 2^H = 0 have twiddle 1 and no product; the test is on compile-time indices,
 // so every warp skips the same ones. H is a template argument so that x and w stay in
 // registers (every index a constant).
-// With TWS (FILPROVE_NTT_TWIDDLE_SMEM, strided kernels) the twiddle of (q, jq) for the
-// thread's column col of 2^cl is slot (2^q - 1 + jq) 2^cl + col of ntt_tws (stage_twiddles).
-template <bool DIF, bool INV, bool SKIP, bool TWS, int ME, int H>
+template <bool DIF, bool INV, bool SKIP, int ME, int H>
 __device__ __forceinline__ void radix_stage(Fr (&x)[1 << ME], const Fr* tw, uint32_t lg, uint32_t s0, uint32_t low,
-                                            uint32_t rlow, uint32_t b, uint32_t cl, uint32_t col) {
+                                            uint32_t rlow, uint32_t b) {
     const uint32_t half = 1u << (lg - 1), q = b + H;
     Fr w[1 << H];
 #pragma unroll
     for (int t = SKIP ? 1 : 0; t < (1 << H); t++) {
         const uint32_t jq = rlow + ((uint32_t)t << b);
-#if FILPROVE_NTT_TWIDDLE_SMEM
-        if constexpr (TWS) {
-            const uint32_t slot = (((1u << q) - 1 + jq) << cl) + col;
-            w[t] = fr_of(ntt_tws[slot], ntt_tws[(1u << NTT_BLOCK_LG) + slot]);
-            continue;
-        }
-#endif
         w[t] = twiddle_of<INV>(tw, half, (low + (jq << s0)) << (lg - 1 - s0 - q));
     }
 #pragma unroll
@@ -268,61 +239,15 @@ __device__ __forceinline__ void radix_stage(Fr (&x)[1 << ME], const Fr* tw, uint
 
 // The stages q0 .. q1-1 of a window (see ntt_block) among b .. b+ME-1, in increasing order
 // for decimation in time and decreasing for frequency; R counts the ones done.
-template <bool DIF, bool INV, bool SKIP, bool TWS, int ME, int R = 0>
+template <bool DIF, bool INV, bool SKIP, int ME, int R = 0>
 __device__ __forceinline__ void radix_stages(Fr (&x)[1 << ME], const Fr* tw, uint32_t lg, uint32_t s0, uint32_t low,
-                                             uint32_t rlow, uint32_t b, uint32_t q0, uint32_t q1, uint32_t cl,
-                                             uint32_t col) {
+                                             uint32_t rlow, uint32_t b, uint32_t q0, uint32_t q1) {
     if constexpr (R < ME) {
         constexpr int H = DIF ? ME - 1 - R : R;
-        if (b + H >= q0 && b + H < q1) radix_stage<DIF, INV, SKIP, TWS, ME, H>(x, tw, lg, s0, low, rlow, b, cl, col);
-        radix_stages<DIF, INV, SKIP, TWS, ME, R + 1>(x, tw, lg, s0, low, rlow, b, q0, q1, cl, col);
+        if (b + H >= q0 && b + H < q1) radix_stage<DIF, INV, SKIP, ME, H>(x, tw, lg, s0, low, rlow, b);
+        radix_stages<DIF, INV, SKIP, ME, R + 1>(x, tw, lg, s0, low, rlow, b, q0, q1);
     }
 }
-
-#if FILPROVE_NTT_TWIDDLE_SMEM
-// 16 bytes from global to shared memory without registers (cp.async, sm_80 on; L2 only).
-__device__ __forceinline__ void copy16_async(uint4* dst, const void* src) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"((uint32_t)__cvta_generic_to_shared(dst)),
-                 "l"(src)
-                 : "memory");
-}
-
-// Fills ntt_tws with the twiddles of a strided block (stages s0 .. s0+k-1, k = NTT_BLOCK_LG
-// - cl, columns low0 .. low0 + 2^cl - 1): slot t = (2^q - 1 + jq) 2^cl + c holds the twiddle
-// of stage q, row bits jq < 2^q and column c, the one radix_stage would load: exponent
-// e = (low0 + c + (jq << s0)) << (lg-1-s0-q), for the inverse -omega^(n/2-e) (e = 0: 1).
-// Slots below 2^NTT_BLOCK_LG - 2^cl; thread u takes u, u + NTT_THREADS, ... The copies go
-// straight to shared memory, all in flight together, and hold no registers; the inverse
-// then negates its own slots. Needs a barrier before anyone reads.
-template <bool INV>
-__device__ __forceinline__ void stage_twiddles(const Fr* tw, uint32_t lg, uint32_t s0, uint32_t cl, uint32_t low0) {
-    constexpr uint32_t E = 1u << NTT_BLOCK_LG;
-    const uint32_t half = 1u << (lg - 1), count = E - (1u << cl);
-    // Not unrolled: the copies stay in flight anyway, and unrolled code made ptxas schedule
-    // the butterflies with ~108 registers (2 blocks per SM instead of 3).
-#pragma unroll 1
-    for (uint32_t t = threadIdx.x; t < count; t += NTT_THREADS) {
-        const uint32_t idx = (t >> cl) + 1, q = 31 - __clz(idx), jq = idx - (1u << q);
-        const uint32_t e = (low0 + (t & ((1u << cl) - 1)) + (jq << s0)) << (lg - 1 - s0 - q);
-        const Fr* src = tw + (INV ? (half - e) & (half - 1) : e);
-        copy16_async(&ntt_tws[t], src);
-        copy16_async(&ntt_tws[E + t], reinterpret_cast<const uint4*>(src) + 1);
-    }
-    asm volatile("cp.async.wait_all;\n" ::: "memory");
-    if (INV) {
-        // -omega^(n/2-e) for all but e = 0, i.e. column low0 + c = 0 and jq = 0 (the
-        // first slot of each stage: (t >> cl) + 1 a power of two).
-#pragma unroll 1
-        for (uint32_t t = threadIdx.x; t < count; t += NTT_THREADS) {
-            const uint32_t idx = (t >> cl) + 1;
-            if (low0 + (t & ((1u << cl) - 1)) == 0 && (idx & (idx - 1)) == 0) continue;
-            const Fr w = Fr::zero() - fr_of(ntt_tws[t], ntt_tws[E + t]);
-            ntt_tws[t] = fr_lo(w);
-            ntt_tws[E + t] = fr_hi(w);
-        }
-    }
-}
-#endif
 
 // Shared-memory layout of a block of E elements: the low 16 bytes of element e at
 // smem[sw(e)], the high 16 bytes at smem[E + sw(e)], so a 16-byte access by 8 threads
@@ -353,21 +278,9 @@ __device__ __forceinline__ void ntt_block(Fr* d, const Fr* tw, uint32_t lg, uint
     const uint32_t lg_e = 31 - __clz(blockDim.x) + ME;
     const uint32_t E = 1u << lg_e, cl = lg_e - k;  // C = 2^cl columns (cl <= s0)
     const uint32_t col = threadIdx.x & ((1u << cl) - 1), rho = threadIdx.x >> cl;
-    uint32_t blk = blockIdx.x;
-#if FILPROVE_NTT_HIGH_FIRST
-    // Consecutive blocks take consecutive values of the bits above s0 + k (2^hb of them)
-    // for one group of columns, instead of consecutive column groups: the blocks that
-    // share a set of twiddles run together (a pass below the top one: 2^27's second pass
-    // reads its 64 MB of twiddles once instead of 32 times).
-    if (!SHARED) {
-        const uint32_t hb = lg - s0 - k;
-        blk = ((blk & ((1u << hb) - 1)) << (s0 - cl)) | (blk >> hb);
-    }
-#endif
-    const uint32_t low = ((blk << cl) & ((1u << s0) - 1)) + col;  // bits below s0
-    const uint32_t base = ((blk >> (s0 - cl)) << (s0 + k)) + low;  // row 0
+    const uint32_t low = ((blockIdx.x << cl) & ((1u << s0) - 1)) + col;  // bits below s0
+    const uint32_t base = ((blockIdx.x >> (s0 - cl)) << (s0 + k)) + low;  // row 0
     const uint32_t windows = (k + ME - 1) / ME;
-    constexpr bool TWS = FILPROVE_NTT_TWIDDLE_SMEM && !SHARED;
     for (uint32_t r = 0; r < windows; r++) {
         const uint32_t w = DIF ? windows - 1 - r : r;
         const uint32_t q0 = w * ME, q1 = min(q0 + ME, k), b = min(q0, k - ME);
@@ -376,12 +289,6 @@ __device__ __forceinline__ void ntt_block(Fr* d, const Fr* tw, uint32_t lg, uint
         if (r == 0) {
 #pragma unroll
             for (uint32_t i = 0; i < R; i++) x[i] = load_fr(d + base + ((rows | (i << b)) << s0));
-#if FILPROVE_NTT_TWIDDLE_SMEM
-            if constexpr (TWS) {
-                stage_twiddles<INV>(tw, lg, s0, cl, low - col);
-                __syncthreads();
-            }
-#endif
         } else {
             __syncthreads();
 #pragma unroll
@@ -391,9 +298,9 @@ __device__ __forceinline__ void ntt_block(Fr* d, const Fr* tw, uint32_t lg, uint
             }
         }
         if (SHARED && w == 0) {
-            radix_stages<DIF, INV, true, false, ME>(x, tw, lg, s0, low, 0, 0, q0, q1, cl, col);
+            radix_stages<DIF, INV, true, ME>(x, tw, lg, s0, low, 0, 0, q0, q1);
         } else {
-            radix_stages<DIF, INV, false, TWS, ME>(x, tw, lg, s0, low, rows & ((1u << b) - 1), b, q0, q1, cl, col);
+            radix_stages<DIF, INV, false, ME>(x, tw, lg, s0, low, rows & ((1u << b) - 1), b, q0, q1);
         }
         if (r == windows - 1) {
 #pragma unroll
@@ -438,8 +345,7 @@ __device__ __forceinline__ void tiny_transform(Fr* d, const Fr* tw, uint32_t lg,
 // blockDim 2^(k - min(k, NTT_RADIX_LG)), 32 2^k bytes of shared memory; lo may be null (no
 // scaling). Strided: stages s0 .. s0+k-1 (NTT_RADIX_LG <= k <= NTT_BLOCK_LG - 4, s0 + k >=
 // NTT_BLOCK_LG, so 2^NTT_BLOCK_LG / 2^k columns fit below s0), blockDim NTT_THREADS, grid
-// n / 2^NTT_BLOCK_LG, 32 2^NTT_BLOCK_LG bytes of dynamic shared memory (and as much static
-// with FILPROVE_NTT_TWIDDLE_SMEM).
+// n / 2^NTT_BLOCK_LG, 32 2^NTT_BLOCK_LG bytes of shared memory.
 extern "C" __global__ void NTT_BOUNDS
     ntt_shared_dit(Fr* d, const Fr* tw, uint32_t lg, uint32_t k, uint32_t inverse, const Fr* lo, const Fr* hi,
                    uint32_t lo_bits) {

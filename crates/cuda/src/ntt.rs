@@ -3,7 +3,6 @@
 //! Semantics match bellperson's `EvaluationDomain`: size m = 2^lg, omega the 2^lg-th root
 //! of unity derived from `Fr::ROOT_OF_UNITY`, coset generator `Fr::MULTIPLICATIVE_GENERATOR`.
 
-use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use ff::{Field, PrimeField};
 use filprove_groth16::{Fr, ProveError};
@@ -25,34 +24,10 @@ const STRIDED_LG: u32 = 6;
 const STRIDED_SMEM: usize = (1 << BLOCK_LG) * FR_BYTES;
 /// The strided kernels.
 const STRIDED_FNS: [&str; 2] = ["ntt_strided_dit", "ntt_strided_dif"];
-/// Static plus dynamic shared memory a kernel may use without raising its limit.
-const DEFAULT_SMEM_LIMIT: usize = 48 << 10;
-
-/// Allows the strided kernels their dynamic shared memory: kernels built with
-/// `FILPROVE_NTT_TWIDDLE_SMEM=1` (ntt.cu) hold 32 KB of static shared memory (the block's
-/// twiddles) besides it, above the 48 KB a launch gets without asking. The default build
-/// has none and is left as it is.
-fn allow_strided_smem(gpu: &Gpu) -> Result<(), ProveError> {
-    for name in STRIDED_FNS {
-        let f = gpu.func(name)?;
-        let fixed = f
-            .shared_size_bytes()
-            .map_err(|e| gpu.err("cuFuncGetAttribute", e))? as usize;
-        if fixed + STRIDED_SMEM > DEFAULT_SMEM_LIMIT {
-            f.set_attribute(
-                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                STRIDED_SMEM as i32,
-            )
-            .map_err(|e| gpu.err("cuFuncSetAttribute", e))?;
-        }
-    }
-    Ok(())
-}
 
 /// How the strided kernels were built, for benchmark logs: per kernel its registers,
 /// static shared memory and resident blocks per SM at the launch shape.
 pub fn strided_kernel_info(gpu: &Gpu) -> Result<String, ProveError> {
-    allow_strided_smem(gpu)?;
     let mut out = Vec::new();
     for name in STRIDED_FNS {
         let f = gpu.func(name)?;
@@ -184,7 +159,6 @@ impl NttPlan {
         }
         let half = if lg == 0 { 1 } else { 1usize << (lg - 1) };
         let twiddles = powers(gpu, Fr::ONE, omega(lg), half)?;
-        allow_strided_smem(gpu)?;
         let g = Fr::MULTIPLICATIVE_GENERATOR;
         let g_inv = g.invert().unwrap_or(Fr::ONE);
         let n_inv = n_inv(lg);

@@ -16,7 +16,7 @@ use filprove_groth16::{Direction, Fr, ProveError, ProveReport, ProvingAssignment
 use crate::field::bytes_of;
 use crate::gpu::Gpu;
 use crate::host_marks::HostMarks;
-use crate::pinned::{Bounce, Registered};
+use crate::pinned::{piece_chunks, Bounce, RegisteredPieces};
 
 /// How staged bytes leave the host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,7 +110,7 @@ pub fn pin_in_place(
     // SAFETY: `v`'s allocation is live; its pin is released before it reallocates or is
     // freed (the assignment's contract), and the assignment outlives this partition's
     // copies (stage's caller contract).
-    let registered = unsafe { Registered::new(gpu, ptr, bytes) }?;
+    let registered = unsafe { RegisteredPieces::new(gpu, ptr, bytes) }?;
     pins.attach(ptr, bytes, Box::new(registered));
     report.add_phase(phase, t.elapsed());
     Ok(())
@@ -152,6 +152,16 @@ fn copy_in(
 ) -> Result<(), ProveError> {
     match (how, bounce) {
         (HostPath::Bounce, Some(b)) => b.upload(gpu, stream, host, dst),
+        // Registered in pieces from the vector's start (pin_in_place): one copy per piece.
+        (HostPath::Register, _) => {
+            for (off, len) in piece_chunks(host.len()) {
+                let mut d = dst.slice_mut(off..off + len);
+                stream
+                    .memcpy_htod(&host[off..off + len], &mut d)
+                    .map_err(|e| gpu.err("upload", e))?;
+            }
+            Ok(())
+        }
         _ => stream
             .memcpy_htod(host, dst)
             .map_err(|e| gpu.err("upload", e)),
