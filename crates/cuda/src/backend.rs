@@ -9,12 +9,10 @@
 //! the density bitmaps. The host waits once, for the five results. Every phase is timed
 //! with device events and every transfer counted ([`ProveReport`]).
 
-use std::any::Any;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use cudarc::driver::{CudaEvent, CudaSlice, PushKernelArg};
-use filprove_groth16::recycle::Reaper;
 use filprove_groth16::{
     Backend, Direction, Fr, G1Projective, G2Projective, Proof, ProofInput, ProveError, ProveReport,
     ProvingAssignment, Srs, Staged,
@@ -50,12 +48,6 @@ pub struct CudaBackend {
     region_bounce: Mutex<Option<Bounce>>,
     // Partitions whose proof completed, freed by `release_finished` outside the region.
     finished: Mutex<Vec<(Box<StagedPartition>, Reservation)>>,
-    // Host memory given to `release_later`: freed by the next region once its H MSM is
-    // queued, or by `release_held`.
-    held: Mutex<Vec<Box<dyn Any + Send>>>,
-    // Frees them on a background thread (the pages' release takes seconds; only the
-    // unregistering holds the driver).
-    reaper: Reaper,
 }
 
 /// Device memory accounting: resident parameters plus reservations.
@@ -119,8 +111,6 @@ impl CudaBackend {
             stage_bounce: Mutex::new(None),
             region_bounce: Mutex::new(None),
             finished: Mutex::new(Vec::new()),
-            held: Mutex::new(Vec::new()),
-            reaper: Reaper::default(),
         })
     }
 
@@ -482,11 +472,9 @@ impl CudaBackend {
         )?;
         end_phase("msm_h")?;
         // The H MSM (the region's longest work) is queued and the host has nothing to do
-        // until L's scalar counts: free what `release_later` held here, where unpinning
-        // delays no kernel.
-        self.free_held(report);
-        // Likewise the first registration of this partition's vectors, when staging left
-        // it for here: later partitions refill them and copy from page-locked memory.
+        // until L's scalar counts: the first registration of this partition's vectors,
+        // when staging left it for here, goes where it delays no kernel (later partitions
+        // refill them and copy from page-locked memory).
         if self.opts.prestage
             && self.opts.host_path == HostPath::Register
             && self.opts.register_at != RegisterAt::Staging
@@ -630,30 +618,6 @@ impl CudaBackend {
         );
         drop(region);
         Ok(assemble(srs, input, h, l, a, b1, b2))
-    }
-
-    /// Hands the items `release_later` held to the background free (the report's
-    /// "host_release": host time of the hand-over, when there were any). A 32 GiB
-    /// partition's assignment took 2.8 s to drop on the region's thread (H200 host,
-    /// session 8): the L MSM's launch waited for it.
-    fn free_held(&self, report: &mut ProveReport) -> usize {
-        let items = std::mem::take(&mut *lock(&self.held));
-        let n = items.len();
-        if n > 0 {
-            let t = Instant::now();
-            self.reaper.drop_later(items);
-            report.add_phase("host_release", t.elapsed());
-            log::debug!(
-                "{}: freeing {n} held host allocation(s) in the background",
-                self.gpu.name()
-            );
-        }
-        n
-    }
-
-    /// Waits until the host memory handed to the background free is freed (tests).
-    pub fn wait_released(&self) {
-        self.reaper.wait();
     }
 
     fn oom(&self, needed: u64) -> ProveError {
@@ -823,14 +787,6 @@ impl Backend for CudaBackend {
             self.gpu.name(),
             t.elapsed().as_secs_f64() * 1e3
         );
-    }
-
-    fn release_later(&self, item: Box<dyn Any + Send>) {
-        lock(&self.held).push(item);
-    }
-
-    fn release_held(&self) -> usize {
-        self.free_held(&mut ProveReport::default())
     }
 
     fn stage<'a>(

@@ -251,89 +251,56 @@ fn every_switch_combination_gives_the_cpu_proof() {
     assert!(!report.fallbacks.is_empty(), "{report:?}");
 }
 
-/// Host memory given to `release_later` (a surplus, page-locked assignment) is handed to
-/// the background free by the next kernel region once its H MSM is queued, or by
-/// `release_held`; never before.
+/// Registration in the region: a fresh assignment is staged through the bounce buffers
+/// and its vectors are registered inside its own kernel region (behind the queued H MSM);
+/// proved again, it registers nothing. By default (auto) staging registers itself when no
+/// region is running. Proofs verify either way.
 #[test]
-fn held_host_memory_is_freed_inside_the_next_region() {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::Arc;
-    let Some(_) = common::gpu("held_host_memory_is_freed_inside_the_next_region") else {
+fn fresh_vectors_are_registered_inside_their_region() {
+    use filprove_cuda::options::{CudaOptions, RegisterAt};
+    let Some(_) = common::gpu("fresh_vectors_are_registered_inside_their_region") else {
         return;
     };
-    /// An assignment that records when it is freed.
-    struct Tracked(#[allow(dead_code)] ProvingAssignment, Arc<AtomicBool>);
-    impl Drop for Tracked {
-        fn drop(&mut self) {
-            self.1.store(true, Ordering::SeqCst);
-        }
-    }
-    use filprove_cuda::options::{CudaOptions, RegisterAt};
     let in_region = CudaOptions {
         register_at: RegisterAt::Region,
         ..Default::default()
     };
-    let backend = CudaBackend::with_options(0, in_region).unwrap();
-    let mut rng = common::rng("held");
+    let mut rng = common::rng("register_at");
     use rand::Rng;
-    // Large enough (~2^19 rows) that staging registers the vectors in place.
+    // Large enough (~2^19 rows) that the vectors are registered, not just copied.
     let mk = |rng: &mut rand_chacha::ChaCha8Rng| Mix {
         bits: (0..300_000).map(|_| rng.gen()).collect(),
         vals: (0..100_000).map(|_| Fr::random(&mut *rng)).collect(),
     };
     let srs = generate_parameters(mk(&mut rng), &mut rng).unwrap();
-    let prove = |asg: &ProvingAssignment, rng: &mut rand_chacha::ChaCha8Rng| {
-        let input = ProofInput {
-            assignment: asg,
-            randomness: Randomness::random(rng),
+    let prove =
+        |backend: &CudaBackend, asg: &ProvingAssignment, rng: &mut rand_chacha::ChaCha8Rng| {
+            let input = ProofInput {
+                assignment: asg,
+                randomness: Randomness::random(rng),
+            };
+            let staged = backend.stage(&srs, asg).unwrap();
+            let (proof, report) = backend.prove_staged(&srs, input, staged).unwrap();
+            backend.release_finished();
+            assert!(srs.vk.verify(&proof, &asg.input_assignment[1..]));
+            report
         };
-        let staged = backend.stage(&srs, asg).unwrap();
-        let (proof, report) = backend.prove_staged(&srs, input, staged).unwrap();
-        backend.release_finished();
-        assert!(srs.vk.verify(&proof, &asg.input_assignment[1..]));
-        report
-    };
+    let backend = CudaBackend::with_options(0, in_region).unwrap();
     let first = ProvingAssignment::synthesize(mk(&mut rng)).unwrap();
-    let report = prove(&first, &mut rng);
-    assert!(report.phase("host_release").is_none(), "nothing was held");
-    // A fresh assignment is staged through the bounce buffers and registered inside its
-    // region; proved again, it registers nothing.
+    let report = prove(&backend, &first, &mut rng);
     assert!(!first.pins.is_empty(), "the region registered the vectors");
     assert!(
         report.phase("region_register").is_some() && report.phase("stage_register").is_none(),
         "{report:?}"
     );
-    let report = prove(&first, &mut rng);
+    let report = prove(&backend, &first, &mut rng);
     assert!(
         report.phase("region_register").is_none() && report.phase("stage_register").is_none(),
         "{report:?}"
     );
-    let freed = Arc::new(AtomicBool::new(false));
-    backend.release_later(Box::new(Tracked(first, freed.clone())));
-    assert!(
-        !freed.load(Ordering::SeqCst),
-        "held until a region frees it"
-    );
+    let auto = CudaBackend::new(0).unwrap();
     let second = ProvingAssignment::synthesize(mk(&mut rng)).unwrap();
-    let report = prove(&second, &mut rng);
-    backend.wait_released();
-    assert!(freed.load(Ordering::SeqCst), "freed from inside the region");
-    assert!(report.phase("host_release").is_some(), "{report:?}");
-    assert_eq!(backend.release_held(), 0, "nothing left");
-    let again = Arc::new(AtomicBool::new(false));
-    backend.release_later(Box::new(Tracked(second, again.clone())));
-    assert_eq!(backend.release_held(), 1);
-    backend.wait_released();
-    assert!(again.load(Ordering::SeqCst));
-    // By default (auto) staging registers when no region is running, as here.
-    let at_staging = CudaBackend::new(0).unwrap();
-    let third = ProvingAssignment::synthesize(mk(&mut rng)).unwrap();
-    let input = ProofInput {
-        assignment: &third,
-        randomness: Randomness::random(&mut rng),
-    };
-    let staged = at_staging.stage(&srs, &third).unwrap();
-    let (_, report) = at_staging.prove_staged(&srs, input, staged).unwrap();
+    let report = prove(&auto, &second, &mut rng);
     assert!(
         report.phase("stage_register").is_some() && report.phase("region_register").is_none(),
         "{report:?}"

@@ -67,8 +67,6 @@ pub(crate) struct Device {
     /// Prover workers with a partition in hand for this device, from staging until they
     /// release the kernel lock (a region is running or about to start).
     contending: AtomicUsize,
-    /// Frees surplus assignments on a background thread.
-    reaper: Reaper,
     current: Mutex<Option<(String, &'static str)>>,
     busy: Mutex<Duration>,
 }
@@ -82,24 +80,6 @@ impl Drop for Contender<'_> {
     }
 }
 
-/// When a surplus partition assignment was freed ([`Device::free_surplus`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Freed {
-    /// At once: no region was running or about to start on the device.
-    Now,
-    /// Handed to the backend, which frees it inside a region while the device works.
-    Deferred,
-}
-
-impl Freed {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Freed::Now => "now",
-            Freed::Deferred => "deferred",
-        }
-    }
-}
-
 impl Device {
     /// Counts the caller as a contender for the kernel lock until the guard drops.
     pub fn contend(&self) -> Contender<'_> {
@@ -107,32 +87,9 @@ impl Device {
         Contender(&self.contending)
     }
 
-    /// Frees a proved partition's assignment that the buffer pool did not keep. Its
-    /// page-locking goes with it, and unregistering holds the driver (on the H200 it
-    /// delayed the other worker's last region of a burst by 277-377 ms): while another
-    /// worker runs or is about to run a region on this device, the backend frees it from
-    /// inside that region once the long kernels are queued. Otherwise it is freed now, on
-    /// a background thread (returning 16.7 GB of pages takes seconds, which the job's
-    /// completion need not wait for).
-    pub fn free_surplus(&self, asg: filprove_groth16::ProvingAssignment) -> Freed {
-        if self.contending.load(Ordering::SeqCst) == 0 {
-            self.reaper.drop_later(asg);
-            return Freed::Now;
-        }
-        self.backend.release_later(Box::new(asg));
-        Freed::Deferred
-    }
-
-    /// Frees what the backend still holds from [`Device::free_surplus`] when no worker
-    /// runs or is about to run a region here (after a region, when no other one follows).
-    pub fn release_held_if_idle(&self) -> usize {
-        if self.contending.load(Ordering::SeqCst) > 0 {
-            return 0;
-        }
-        match self.kernel_lock.try_lock() {
-            Ok(_lock) => self.backend.release_held(),
-            Err(_) => 0,
-        }
+    /// True when a prover worker of this device is staging or proving.
+    pub fn contended(&self) -> bool {
+        self.contending.load(Ordering::SeqCst) > 0
     }
 
     pub fn set_current(&self, job: Option<(String, &'static str)>) {
@@ -154,6 +111,8 @@ pub(crate) struct Shared {
     pub srs: Arc<SrsManager>,
     pub devices: Vec<Device>,
     pub metrics: Metrics,
+    /// Frees surplus partition buffers on a background thread.
+    reaper: Reaper,
     jobs: Mutex<JobTable>,
     max_retained: usize,
     started: Instant,
@@ -166,6 +125,26 @@ pub(crate) struct Shared {
 impl Shared {
     fn jobs(&self) -> MutexGuard<'_, JobTable> {
         self.jobs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Frees the kept partition buffers beyond the pool's bound when no prover worker of
+    /// any device is staging or proving: freeing unpins them, which holds the driver
+    /// (1.4 s for a 32 GiB partition's 16.7 GB on the H200 host, stalling a region that
+    /// runs meanwhile by 250-420 ms even in pieces), and returning their pages takes
+    /// seconds more, on a background thread. Until then they stay in the pool, counted
+    /// against the memory budget and refilled by the next syntheses. Returns how many.
+    pub fn free_surplus_if_idle(&self) -> usize {
+        if self.devices.iter().any(Device::contended) {
+            return 0;
+        }
+        let surplus = self.sched.buffers.take_surplus();
+        let n = surplus.len();
+        if n > 0 {
+            self.metrics
+                .add("filprove_partition_buffers_released_total", &[], n as f64);
+            self.reaper.drop_later(surplus);
+        }
+        n
     }
 
     /// Ends `job` with `outcome` (once), records it, wakes its waiters and drops its
@@ -289,7 +268,6 @@ impl Engine {
                     backend,
                     kernel_lock: Mutex::new(()),
                     contending: AtomicUsize::new(0),
-                    reaper: Reaper::default(),
                     current: Mutex::new(None),
                     busy: Mutex::new(Duration::ZERO),
                 }
@@ -304,6 +282,7 @@ impl Engine {
             srs: SrsManager::new(srs_loader, srs_budget),
             devices,
             metrics: Metrics::default(),
+            reaper: Reaper::default(),
             jobs: Mutex::new(JobTable {
                 by_id: HashMap::new(),
                 finished: VecDeque::new(),

@@ -32,7 +32,7 @@ const FAMILIES: &[(&str, &str, &str)] = &[
     (
         "filprove_partition_buffers_released_total",
         "counter",
-        "Proved partitions' buffers the pool did not keep, by when they were freed: now (no region running or about to) or deferred (by the backend, inside a region while the device works).",
+        "Partition buffers kept beyond the pool's bound (reused_partition_buffers) and freed once no prover was staging or proving.",
     ),
     (
         "filprove_proof_retries_total",

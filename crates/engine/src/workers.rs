@@ -27,11 +27,11 @@ pub(crate) fn synthesis_worker(shared: Arc<Shared>, express: bool) {
     while let Some((task, reservation, shell)) = shared.sched.next_synth(express) {
         let job = task.job.clone();
         let Some(payload) = job.payload() else {
-            drop(buffers.put(shell));
+            buffers.put(shell);
             continue;
         };
         if !job.start_partition(task.attempt) {
-            drop(buffers.put(shell));
+            buffers.put(shell);
             continue;
         }
         timeline("synth_start", &job.id, task.partition, None);
@@ -47,7 +47,7 @@ pub(crate) fn synthesis_worker(shared: Arc<Shared>, express: bool) {
             })
         });
         let reused = offered && left.is_none();
-        drop(buffers.put(left)); // a shell the synthesis did not take (rare)
+        buffers.put(left);
         shared.metrics.add(
             "filprove_partition_buffers_total",
             &[("allocation", if reused { "reused" } else { "new" })],
@@ -285,19 +285,9 @@ pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize, worker: usize) {
         // The assignment is kept for the next synthesis (before the reservation goes, so
         // the synthesis that the release admits finds it); the rest of the partition's
         // memory is freed before assembling.
-        if let Some(surplus) = shared.sched.buffers.put(Some(assignment)) {
-            let when = dev.free_surplus(surplus);
-            shared.metrics.add(
-                "filprove_partition_buffers_released_total",
-                &[("when", when.as_str())],
-                1.0,
-            );
-        }
-        // What an earlier surplus left with the backend, when no region follows to free it.
-        let held = dev.release_held_if_idle();
-        if held > 0 {
-            tracing::debug!(device = %dev.name, held, "held partition buffers freed after the last region");
-        }
+        shared.sched.buffers.put(Some(assignment));
+        // Buffers beyond the pool's bound (the end of a burst) go when no region runs.
+        shared.free_surplus_if_idle();
         drop(reservation);
         job.add_times(srs_time, Duration::ZERO, dt);
         if let Ok(Ok((_, report))) = &result {

@@ -112,23 +112,6 @@ pub trait Backend: Send + Sync {
     /// free.
     fn release_finished(&self) {}
 
-    /// Frees `item`, host memory whose release takes driver time (a page-locked partition
-    /// assignment the buffer pool does not keep: unregistering 16 GiB takes ~0.3 s, and
-    /// every other thread's driver calls wait meanwhile), where that delays no kernel.
-    /// A GPU backend holds it until its next kernel region has queued its longest kernels
-    /// and frees it there, while the device works; callers give it only while another
-    /// region is running or about to start. The default frees it at once.
-    fn release_later(&self, item: Box<dyn Any + Send>) {
-        drop(item);
-    }
-
-    /// Frees what [`Backend::release_later`] still holds. Callers hold the device's kernel
-    /// lock and no other worker is about to take it (nothing left to delay). Returns how
-    /// many items were freed.
-    fn release_held(&self) -> usize {
-        0
-    }
-
     /// Drops any device copy of `srs` the backend keeps (the SRS manager evicted it).
     fn evict(&self, _srs: &Srs) {}
 

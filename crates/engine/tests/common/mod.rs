@@ -347,44 +347,40 @@ pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
     }
 }
 
-/// The real CPU backend with a GPU backend's deferred release: what the engine hands to
-/// `release_later` is held until `release_held`. Its first prove call waits until
-/// [`Holding::open`], so a test can have a second worker staged and waiting meanwhile.
-pub struct Holding {
+/// The real CPU backend whose prove calls each wait until the test opens their gate
+/// ([`Gated::open`], by call number from 0), counting its stage calls: a test can hold
+/// workers at known points.
+pub struct Gated {
     pub inner: filprove_groth16::cpu::CpuBackend,
-    gate: Mutex<bool>,
-    opened: std::sync::Condvar,
+    opened: Mutex<usize>,
+    cond: std::sync::Condvar,
     pub stages: AtomicUsize,
     proves: AtomicUsize,
-    pub held: Mutex<Vec<Box<dyn std::any::Any + Send>>>,
-    pub given_later: AtomicUsize,
-    pub freed_held: AtomicUsize,
+    pub finished: AtomicUsize,
 }
 
-impl Holding {
+impl Gated {
     pub fn new() -> Self {
         Self {
             inner: filprove_groth16::cpu::CpuBackend::new(Some(1)).unwrap(),
-            gate: Mutex::new(false),
-            opened: std::sync::Condvar::new(),
+            opened: Mutex::new(0),
+            cond: std::sync::Condvar::new(),
             stages: AtomicUsize::new(0),
             proves: AtomicUsize::new(0),
-            held: Mutex::new(Vec::new()),
-            given_later: AtomicUsize::new(0),
-            freed_held: AtomicUsize::new(0),
+            finished: AtomicUsize::new(0),
         }
     }
 
-    /// Lets the first prove call finish.
-    pub fn open(&self) {
-        *self.gate.lock().unwrap() = true;
-        self.opened.notify_all();
+    /// Lets prove calls 0..n finish.
+    pub fn open(&self, n: usize) {
+        *self.opened.lock().unwrap() = n;
+        self.cond.notify_all();
     }
 }
 
-impl filprove_groth16::Backend for Holding {
+impl filprove_groth16::Backend for Gated {
     fn name(&self) -> String {
-        "holding".into()
+        "gated".into()
     }
     fn stage<'a>(
         &self,
@@ -399,21 +395,14 @@ impl filprove_groth16::Backend for Holding {
         srs: &Srs,
         inputs: &[filprove_groth16::ProofInput<'_>],
     ) -> Result<Vec<Proof>, filprove_groth16::ProveError> {
-        if self.proves.fetch_add(1, Ordering::SeqCst) == 0 {
-            let mut open = self.gate.lock().unwrap();
-            while !*open {
-                open = self.opened.wait(open).unwrap();
-            }
+        let k = self.proves.fetch_add(1, Ordering::SeqCst);
+        let mut opened = self.opened.lock().unwrap();
+        while *opened <= k {
+            opened = self.cond.wait(opened).unwrap();
         }
-        self.inner.prove(srs, inputs)
-    }
-    fn release_later(&self, item: Box<dyn std::any::Any + Send>) {
-        self.given_later.fetch_add(1, Ordering::SeqCst);
-        self.held.lock().unwrap().push(item);
-    }
-    fn release_held(&self) -> usize {
-        let items = std::mem::take(&mut *self.held.lock().unwrap());
-        self.freed_held.fetch_add(items.len(), Ordering::SeqCst);
-        items.len()
+        drop(opened);
+        let r = self.inner.prove(srs, inputs);
+        self.finished.fetch_add(1, Ordering::SeqCst);
+        r
     }
 }
