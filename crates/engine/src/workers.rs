@@ -151,7 +151,7 @@ fn log_partition(
         msm_h_ms = phase("msm_h"), msm_l_ms = phase("msm_l"),
         msm_a_ms = phase("msm_a"), msm_b_g1_ms = phase("msm_b_g1"),
         msm_b_g2_ms = phase("msm_b_g2"), result_wait_ms = phase("result_wait"),
-        region_tail_ms = phase("region_tail"), host_release_ms = phase("host_release"),
+        region_tail_ms = phase("region_tail"),
         region_register_ms = phase("region_register"),
         region_ms = phase("region"), prove_ms = phase("prove"), total_ms = ms(total),
         h2d_bytes = h2d(None), h2d_pinned_bytes = h2d(Some(true)),
