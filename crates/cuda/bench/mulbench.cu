@@ -109,6 +109,26 @@ static uint64_t checksum_pairs(uint32_t top_mask, const uint32_t* pm1, bool sqr,
     return h;
 }
 
+// Best of 5 timed launches of `run(iters)` after a warm-up, as `unit` (n per iteration)
+// per second.
+template <class Run>
+static double time_best(const char* name, const char* unit, size_t n, uint32_t iters, Run run) {
+    run(8u);
+    cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1);
+    float best = 1e30f;
+    for (int r = 0; r < 5; r++) {
+        cudaEventRecord(e0);
+        run(iters);
+        cudaEventRecord(e1);
+        CK(cudaEventSynchronize(e1));
+        float ms; cudaEventElapsedTime(&ms, e0, e1);
+        if (ms < best) best = ms;
+    }
+    double rate = (double)n * iters / (best * 1e-3);
+    printf("%-28s %.3e %s/s  (%.2f ms)\n", name, rate, unit, best);
+    return rate;
+}
+
 template <class F, int ILP, bool SQR = false>
 static double bench_mul(const char* name, uint32_t top_mask) {
     int sms; CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
@@ -117,19 +137,7 @@ static double bench_mul(const char* name, uint32_t top_mask) {
     auto h = random_elems<F>(n, top_mask);
     F* d; CK(cudaMalloc(&d, n * sizeof(F)));
     CK(cudaMemcpy(d, h.data(), n * sizeof(F), cudaMemcpyHostToDevice));
-    mul_chain<F, ILP, SQR><<<blocks, threads>>>(d, 8);
-    cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1);
-    float best = 1e30f;
-    for (int r = 0; r < 5; r++) {
-        cudaEventRecord(e0);
-        mul_chain<F, ILP, SQR><<<blocks, threads>>>(d, iters);
-        cudaEventRecord(e1);
-        CK(cudaEventSynchronize(e1));
-        float ms; cudaEventElapsedTime(&ms, e0, e1);
-        if (ms < best) best = ms;
-    }
-    double rate = (double)n * iters / (best * 1e-3);
-    printf("%-28s %.3e products/s  (%.2f ms)\n", name, rate, best);
+    double rate = time_best(name, "products", n, iters, [&](uint32_t it) { mul_chain<F, ILP, SQR><<<blocks, threads>>>(d, it); });
     cudaFree(d);
     return rate;
 }
@@ -142,19 +150,7 @@ static double bench_fq_variant(const char* name) {
     auto h = random_elems<Fq>(n, 0x0fffffff);
     Fq* d; CK(cudaMalloc(&d, n * sizeof(Fq)));
     CK(cudaMemcpy(d, h.data(), n * sizeof(Fq), cudaMemcpyHostToDevice));
-    fq_variant_chain<V, ILP><<<blocks, threads>>>(d, 8);
-    cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1);
-    float best = 1e30f;
-    for (int r = 0; r < 5; r++) {
-        cudaEventRecord(e0);
-        fq_variant_chain<V, ILP><<<blocks, threads>>>(d, iters);
-        cudaEventRecord(e1);
-        CK(cudaEventSynchronize(e1));
-        float ms; cudaEventElapsedTime(&ms, e0, e1);
-        if (ms < best) best = ms;
-    }
-    double rate = (double)n * iters / (best * 1e-3);
-    printf("%-28s %.3e products/s  (%.2f ms)\n", name, rate, best);
+    double rate = time_best(name, "products", n, iters, [&](uint32_t it) { fq_variant_chain<V, ILP><<<blocks, threads>>>(d, it); });
     cudaFree(d);
     return rate;
 }
@@ -195,18 +191,8 @@ int main() {
         G1A* dp; G1X* dout;
         CK(cudaMalloc(&dp, npts * sizeof(G1A))); CK(cudaMalloc(&dout, blocks * threads * sizeof(G1X)));
         CK(cudaMemcpy(dp, h.data(), npts * sizeof(G1A), cudaMemcpyHostToDevice));
-        madd_chain<<<blocks, threads>>>(dp, npts, dout, 4);
-        cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1);
-        float best = 1e30f;
-        for (int r = 0; r < 5; r++) {
-            cudaEventRecord(e0);
-            madd_chain<<<blocks, threads>>>(dp, npts, dout, iters);
-            cudaEventRecord(e1);
-            CK(cudaEventSynchronize(e1));
-            float ms; cudaEventElapsedTime(&ms, e0, e1);
-            if (ms < best) best = ms;
-        }
-        printf("%-28s %.3e additions/s (%.2f ms)\n", "G1 XYZZ += affine", (double)blocks * threads * iters / (best * 1e-3), best);
+        time_best("G1 XYZZ += affine", "additions", (size_t)blocks * threads, iters,
+                  [&](uint32_t it) { madd_chain<<<blocks, threads>>>(dp, npts, dout, it); });
     }
     return 0;
 }

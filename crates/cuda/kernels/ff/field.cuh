@@ -233,6 +233,27 @@ struct Field {
     // for Fq (p < 2^381, N = 12: t < 2^415) and Fr (r < 2^255, N = 8: t < 2^288). So
     // N + 1 limbs hold it and the last carry of each chain needs no further limb. The
     // final t < 2p, as in mont_mul_wide.
+    // t (N + 1 limbs) += the row sum_j (hi[j] 2^32 + lo[j]) 2^(32 j): the even-j products
+    // tile limbs 0..N-1 (carry into t[N]), the odd-j ones limbs 1..N; one carry chain each.
+    __device__ __forceinline__ static void add_row_eo(uint32_t (&t)[N + 1], const uint32_t (&lo)[N],
+                                                      const uint32_t (&hi)[N]) {
+        t[0] = ptx::add_cc(t[0], lo[0]);
+        t[1] = ptx::addc_cc(t[1], hi[0]);
+#pragma unroll
+        for (int j = 2; j < N; j += 2) {
+            t[j] = ptx::addc_cc(t[j], lo[j]);
+            t[j + 1] = ptx::addc_cc(t[j + 1], hi[j]);
+        }
+        t[N] = ptx::addc(t[N], 0);
+        t[1] = ptx::add_cc(t[1], lo[1]);
+#pragma unroll
+        for (int j = 1; j < N - 1; j += 2) {
+            t[j + 1] = ptx::addc_cc(t[j + 1], hi[j]);
+            t[j + 2] = ptx::addc_cc(t[j + 2], lo[j + 2]);
+        }
+        t[N] = ptx::addc(t[N], hi[N - 1]);
+    }
+
     __device__ __forceinline__ static Field mont_mul_eo(const Field& a, const Field& b) {
         static_assert(N % 2 == 0, "even limb count");
         uint32_t t[N + 1];
@@ -260,23 +281,7 @@ struct Field {
                 }
                 t[N] = ptx::addc(hi[N - 1], 0);
             } else {
-                // even products: limbs 0..N-1, carry into t[N]
-                t[0] = ptx::add_cc(t[0], lo[0]);
-                t[1] = ptx::addc_cc(t[1], hi[0]);
-#pragma unroll
-                for (int j = 2; j < N; j += 2) {
-                    t[j] = ptx::addc_cc(t[j], lo[j]);
-                    t[j + 1] = ptx::addc_cc(t[j + 1], hi[j]);
-                }
-                t[N] = ptx::addc(t[N], 0);
-                // odd products: limbs 1..N
-                t[1] = ptx::add_cc(t[1], lo[1]);
-#pragma unroll
-                for (int j = 1; j < N - 1; j += 2) {
-                    t[j + 1] = ptx::addc_cc(t[j + 1], hi[j]);
-                    t[j + 2] = ptx::addc_cc(t[j + 2], lo[j + 2]);
-                }
-                t[N] = ptx::addc(t[N], hi[N - 1]);
+                add_row_eo(t, lo, hi);
             }
             // t += m * p, m chosen so that t[0] becomes 0
             const uint32_t m = t[0] * P::INV;
@@ -286,21 +291,7 @@ struct Field {
                 lo[j] = (uint32_t)pr;
                 hi[j] = (uint32_t)(pr >> 32);
             }
-            t[0] = ptx::add_cc(t[0], lo[0]);  // 0
-            t[1] = ptx::addc_cc(t[1], hi[0]);
-#pragma unroll
-            for (int j = 2; j < N; j += 2) {
-                t[j] = ptx::addc_cc(t[j], lo[j]);
-                t[j + 1] = ptx::addc_cc(t[j + 1], hi[j]);
-            }
-            t[N] = ptx::addc(t[N], 0);
-            t[1] = ptx::add_cc(t[1], lo[1]);
-#pragma unroll
-            for (int j = 1; j < N - 1; j += 2) {
-                t[j + 1] = ptx::addc_cc(t[j + 1], hi[j]);
-                t[j + 2] = ptx::addc_cc(t[j + 2], lo[j + 2]);
-            }
-            t[N] = ptx::addc(t[N], hi[N - 1]);
+            add_row_eo(t, lo, hi);  // t[0] becomes 0
             // shift down one limb
 #pragma unroll
             for (int j = 0; j < N; j++) t[j] = t[j + 1];
