@@ -22,9 +22,12 @@
 #define NTT_RADIX_LG 2
 #define NTT_THREADS (1 << (NTT_BLOCK_LG - NTT_RADIX_LG))
 // Launch bounds of the stage kernels; FILPROVE_NTT_MIN_BLOCKS (A/B builds) asks for that
-// many resident blocks per SM (0: registers unbounded).
+// many resident blocks per SM (0: registers unbounded). 3 keeps the even/odd Fr product
+// (ff/field.cuh) at 80 registers without spills (unbounded, its DIF and shared-memory
+// kernels took 92-108 and 2 blocks per SM): H at 2^27 394.5 -> 386.8 ms on the H200
+// (docs/benchmarks.md, "Session 8").
 #ifndef FILPROVE_NTT_MIN_BLOCKS
-#define FILPROVE_NTT_MIN_BLOCKS 0
+#define FILPROVE_NTT_MIN_BLOCKS 3
 #endif
 #if FILPROVE_NTT_MIN_BLOCKS > 0
 #define NTT_BOUNDS __launch_bounds__(NTT_THREADS, FILPROVE_NTT_MIN_BLOCKS)

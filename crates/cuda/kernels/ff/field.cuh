@@ -109,15 +109,16 @@ struct Field {
     // Which wide product (compile time, per field):
     //   0: mont_mul_wide (CIOS, the 64-bit multiply-add takes the previous carry and limb);
     //   1: mont_mul_eo (CIOS, bare 64-bit products summed by even/odd limb carry chains).
-    // Same results bit for bit (both fully reduced). Fq uses 1 (H200, docs/benchmarks.md
-    // "Session 8": 2^27 G1 MSM 1,275 -> 1,188 ms, bucket sums 1,059 -> 978 ms; G1 split
-    // 79.8 -> 74.3, G2 split 67.9 -> 63.0 ms). A/B builds: FILPROVE_FQ_MUL_VARIANT and
-    // FILPROVE_FR_MUL_VARIANT.
+    // Same results bit for bit (both fully reduced). Both fields use 1 (H200,
+    // docs/benchmarks.md "Session 8"): Fq, 2^27 G1 MSM 1,275 -> 1,188 ms, bucket sums
+    // 1,059 -> 978 ms, G1 split 79.8 -> 74.3, G2 split 67.9 -> 63.0 ms; Fr, with the NTT
+    // kernels bounded to 3 blocks per SM (ntt.cu), H at 2^27 394.5 -> 386.8 ms. A/B builds:
+    // FILPROVE_FQ_MUL_VARIANT and FILPROVE_FR_MUL_VARIANT.
 #ifndef FILPROVE_FQ_MUL_VARIANT
 #define FILPROVE_FQ_MUL_VARIANT 1
 #endif
 #ifndef FILPROVE_FR_MUL_VARIANT
-#define FILPROVE_FR_MUL_VARIANT 0
+#define FILPROVE_FR_MUL_VARIANT 1
 #endif
     static constexpr int MUL_VARIANT = N == 12 ? FILPROVE_FQ_MUL_VARIANT : FILPROVE_FR_MUL_VARIANT;
     __device__ __forceinline__ static Field mont_mul(const Field& a, const Field& b) {
