@@ -13,7 +13,23 @@
 
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1); } } while (0)
 
-template <class F, int ILP, bool SQR>
+// The product a chain or a pair applies: this build's operator* (or square) ...
+template <class F, bool SQR>
+struct Product {
+    __device__ __forceinline__ static F apply(const F& x, const F& y) { return SQR ? x.sqr() : x * y; }
+};
+
+// ... or one of the wide Fq product variants (ff/field.cuh, FILPROVE_FQ_MUL_VARIANT), out of
+// line like Fq's operator* in the MSM kernels, whatever this build's default is.
+template <int V>
+struct FqVariant {
+    __device__ __noinline__ static Fq apply(Fq a, Fq b) {
+        if constexpr (V == 1) return Fq::mont_mul_eo(a, b);
+        return Fq::mont_mul_wide(a, b);
+    }
+};
+
+template <class F, int ILP, class Op>
 __global__ void mul_chain(F* data, uint32_t iters) {
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     F x[ILP];
@@ -21,7 +37,7 @@ __global__ void mul_chain(F* data, uint32_t iters) {
     F y = data[(t * ILP + ILP) % (gridDim.x * blockDim.x * ILP)];
     for (uint32_t i = 0; i < iters; i++)
 #pragma unroll
-        for (int k = 0; k < ILP; k++) x[k] = SQR ? x[k].sqr() : x[k] * y;
+        for (int k = 0; k < ILP; k++) x[k] = Op::apply(x[k], y);
     for (int k = 0; k < ILP; k++) data[t * ILP + k] = x[k];
 }
 
@@ -32,38 +48,10 @@ __global__ void madd_chain(const G1A* pts, uint32_t npts, G1X* out, uint32_t ite
     out[t] = acc;
 }
 
-template <class F>
-__global__ void mul_pairs(const F* a, const F* b, F* out, uint32_t n, bool sqr) {
+template <class F, class Op>
+__global__ void mul_pairs(const F* a, const F* b, F* out, uint32_t n) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i] = sqr ? a[i].sqr() : a[i] * b[i];
-}
-
-// The wide Fq product variants (ff/field.cuh, FILPROVE_FQ_MUL_VARIANT), each out of line
-// like Fq's operator* in the MSM kernels, whatever this build's default is.
-template <int V>
-struct FqVariant {
-    __device__ __noinline__ static Fq mul(Fq a, Fq b) {
-        if constexpr (V == 1) return Fq::mont_mul_eo(a, b);
-        return Fq::mont_mul_wide(a, b);
-    }
-};
-
-template <int V, int ILP>
-__global__ void fq_variant_chain(Fq* data, uint32_t iters) {
-    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    Fq x[ILP];
-    for (int k = 0; k < ILP; k++) x[k] = data[t * ILP + k];
-    Fq y = data[(t * ILP + ILP) % (gridDim.x * blockDim.x * ILP)];
-    for (uint32_t i = 0; i < iters; i++)
-#pragma unroll
-        for (int k = 0; k < ILP; k++) x[k] = FqVariant<V>::mul(x[k], y);
-    for (int k = 0; k < ILP; k++) data[t * ILP + k] = x[k];
-}
-
-template <int V>
-__global__ void fq_variant_pairs(const Fq* a, const Fq* b, Fq* out, uint32_t n) {
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i] = FqVariant<V>::mul(a[i], b[i]);
+    if (i < n) out[i] = Op::apply(a[i], b[i]);
 }
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -93,12 +81,14 @@ static uint64_t checksum_pairs(uint32_t top_mask, const uint32_t* pm1, bool sqr,
     CK(cudaMalloc(&da, n * sizeof(F))); CK(cudaMalloc(&db, n * sizeof(F))); CK(cudaMalloc(&dout, n * sizeof(F)));
     CK(cudaMemcpy(da, a.data(), n * sizeof(F), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(db, b.data(), n * sizeof(F), cudaMemcpyHostToDevice));
+    const uint32_t grid = n / 256;
     if constexpr (F::N == 12) {
-        if (fq_variant == 0) fq_variant_pairs<0><<<n / 256, 256>>>(da, db, dout, n);
-        else if (fq_variant == 1) fq_variant_pairs<1><<<n / 256, 256>>>(da, db, dout, n);
-        else mul_pairs<F><<<n / 256, 256>>>(da, db, dout, n, sqr);
-    } else {
-        mul_pairs<F><<<n / 256, 256>>>(da, db, dout, n, sqr);
+        if (fq_variant == 0) mul_pairs<F, FqVariant<0>><<<grid, 256>>>(da, db, dout, n);
+        else if (fq_variant == 1) mul_pairs<F, FqVariant<1>><<<grid, 256>>>(da, db, dout, n);
+    }
+    if (fq_variant < 0) {
+        if (sqr) mul_pairs<F, Product<F, true>><<<grid, 256>>>(da, db, dout, n);
+        else mul_pairs<F, Product<F, false>><<<grid, 256>>>(da, db, dout, n);
     }
     CK(cudaDeviceSynchronize());
     std::vector<F> out(n);
@@ -129,7 +119,7 @@ static double time_best(const char* name, const char* unit, size_t n, uint32_t i
     return rate;
 }
 
-template <class F, int ILP, bool SQR = false>
+template <class F, int ILP, class Op = Product<F, false>>
 static double bench_mul(const char* name, uint32_t top_mask) {
     int sms; CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     const uint32_t threads = 256, blocks = sms * 8, iters = 512;
@@ -137,20 +127,7 @@ static double bench_mul(const char* name, uint32_t top_mask) {
     auto h = random_elems<F>(n, top_mask);
     F* d; CK(cudaMalloc(&d, n * sizeof(F)));
     CK(cudaMemcpy(d, h.data(), n * sizeof(F), cudaMemcpyHostToDevice));
-    double rate = time_best(name, "products", n, iters, [&](uint32_t it) { mul_chain<F, ILP, SQR><<<blocks, threads>>>(d, it); });
-    cudaFree(d);
-    return rate;
-}
-
-template <int V, int ILP>
-static double bench_fq_variant(const char* name) {
-    int sms; CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    const uint32_t threads = 256, blocks = sms * 8, iters = 512;
-    size_t n = (size_t)blocks * threads * ILP;
-    auto h = random_elems<Fq>(n, 0x0fffffff);
-    Fq* d; CK(cudaMalloc(&d, n * sizeof(Fq)));
-    CK(cudaMemcpy(d, h.data(), n * sizeof(Fq), cudaMemcpyHostToDevice));
-    double rate = time_best(name, "products", n, iters, [&](uint32_t it) { fq_variant_chain<V, ILP><<<blocks, threads>>>(d, it); });
+    double rate = time_best(name, "products", n, iters, [&](uint32_t it) { mul_chain<F, ILP, Op><<<blocks, threads>>>(d, it); });
     cudaFree(d);
     return rate;
 }
@@ -171,16 +148,16 @@ int main() {
     }
     for (int v = 0; v < 2; v++)
         printf("checksum Fq variant %d mul %016llx\n", v, (unsigned long long)checksum_pairs<Fq>(0x0fffffff, fq_pm1, false, v));
-    bench_fq_variant<0, 2>("Fq variant 0, ILP 2");
-    bench_fq_variant<1, 2>("Fq variant 1, ILP 2");
-    bench_fq_variant<0, 4>("Fq variant 0, ILP 4");
-    bench_fq_variant<1, 4>("Fq variant 1, ILP 4");
+    bench_mul<Fq, 2, FqVariant<0>>("Fq variant 0, ILP 2", 0x0fffffff);
+    bench_mul<Fq, 2, FqVariant<1>>("Fq variant 1, ILP 2", 0x0fffffff);
+    bench_mul<Fq, 4, FqVariant<0>>("Fq variant 0, ILP 4", 0x0fffffff);
+    bench_mul<Fq, 4, FqVariant<1>>("Fq variant 1, ILP 4", 0x0fffffff);
     bench_mul<Fq, 2>("Fq product, ILP 2", 0x0fffffff);
     bench_mul<Fq, 4>("Fq product, ILP 4", 0x0fffffff);
     bench_mul<Fr, 4>("Fr product, ILP 4", 0x3fffffff);
     bench_mul<Fr, 8>("Fr product, ILP 8", 0x3fffffff);
-    bench_mul<Fq, 4, true>("Fq square, ILP 4", 0x0fffffff);
-    bench_mul<Fr, 4, true>("Fr square, ILP 4", 0x3fffffff);
+    bench_mul<Fq, 4, Product<Fq, true>>("Fq square, ILP 4", 0x0fffffff);
+    bench_mul<Fr, 4, Product<Fr, true>>("Fr square, ILP 4", 0x3fffffff);
     // G1 mixed additions over valid points are not needed for a throughput figure: the
     // formulas' cost does not depend on the values (no doubling/identity case is hit for
     // random field elements).

@@ -25,21 +25,17 @@ const STRIDED_SMEM: usize = (1 << BLOCK_LG) * FR_BYTES;
 /// The strided kernels.
 const STRIDED_FNS: [&str; 2] = ["ntt_strided_dit", "ntt_strided_dif"];
 
-/// How the strided kernels were built, for benchmark logs: per kernel its registers,
-/// static shared memory and resident blocks per SM at the launch shape.
+/// How the strided kernels were built, for benchmark logs: per kernel its registers and
+/// resident blocks per SM at the launch shape.
 pub fn strided_kernel_info(gpu: &Gpu) -> Result<String, ProveError> {
     let mut out = Vec::new();
     for name in STRIDED_FNS {
         let f = gpu.func(name)?;
-        let err = |e| gpu.err("cuFuncGetAttribute", e);
-        let regs = f.num_regs().map_err(err)?;
-        let fixed = f.shared_size_bytes().map_err(err)?;
+        let regs = f.num_regs().map_err(|e| gpu.err("cuFuncGetAttribute", e))?;
         let blocks = f
             .occupancy_max_active_blocks_per_multiprocessor(THREADS, STRIDED_SMEM, None)
             .map_err(|e| gpu.err("cuOccupancyMaxActiveBlocksPerMultiprocessor", e))?;
-        out.push(format!(
-            "{name}: {regs} registers, {fixed} B static shared memory, {blocks} blocks/SM"
-        ));
+        out.push(format!("{name}: {regs} registers, {blocks} blocks/SM"));
     }
     Ok(out.join("; "))
 }
@@ -390,7 +386,7 @@ impl NttPlan {
                         .arg(&s0)
                         .arg(&kk)
                         .arg(&inv)
-                        .launch(cfg(n / e, THREADS, (e * FR_BYTES) as u32))
+                        .launch(cfg(n / e, THREADS, STRIDED_SMEM as u32))
                 }
                 .map_err(|e| gpu.err("ntt_strided_stages", e))?;
                 gpu.probe(if per_pass {
