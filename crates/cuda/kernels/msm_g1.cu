@@ -1,10 +1,19 @@
 // G1 MSM kernels (see ec/msm.cuh) and Fq self-test kernels.
-#include "ec/msm.cuh"
+#include "ec/affine_sums.cuh"
 
 MSM_KERNELS(g1, Fq, MSM_SUM_BOUNDS, MSM_REDUCE_BOUNDS_G1)
 
+extern "C" __global__ void g1_msm_affine_halve(const uint32_t* off, uint32_t nb, uint32_t* counts) {
+    msm_affine_halve(off, nb, counts);
+}
+extern "C" __global__ void __launch_bounds__(AFF_THREADS, FILPROVE_AFF_MIN_BLOCKS)
+    g1_msm_affine_level(const G1A* pts, const uint32_t* sorted, const uint32_t* in_off, const uint32_t* out_off,
+                        uint32_t nb, G1A* out, Fq* pre, uint32_t* src, uint8_t* kind) {
+    msm_affine_level<Fq>(pts, sorted, in_off, out_off, nb, out, pre, src, kind);
+}
+
 // out[i] = op(x[i], y[i]) on Montgomery Fq values. op: 0 mul, 1 add, 2 sub, 3 neg(x),
-// 4 from_mont(x), 5 to_mont(x), 6 sqr(x)
+// 4 from_mont(x), 5 to_mont(x), 6 sqr(x), 7 x^-1 (0 for 0)
 extern "C" __global__ void fq_test_op(Fq* out, const Fq* x, const Fq* y, uint32_t n, uint32_t op) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -16,7 +25,8 @@ extern "C" __global__ void fq_test_op(Fq* out, const Fq* x, const Fq* y, uint32_
         case 3: r = a.neg(); break;
         case 4: r = a.from_mont(); break;
         case 5: r = a.to_mont(); break;
-        default: r = a.sqr(); break;
+        case 6: r = a.sqr(); break;
+        default: r = field_inverse(a); break;
     }
     out[i] = r;
 }

@@ -75,7 +75,7 @@ const KERNELS: &[(&str, &[&str])] = &[
         ],
     ),
 ];
-const MSM_G1: [&str; 9] = [
+const MSM_G1: [&str; 11] = [
     "g1_msm_count",
     "g1_msm_scatter",
     "g1_msm_chunk_sum",
@@ -84,6 +84,8 @@ const MSM_G1: [&str; 9] = [
     "g1_msm_bucket_reduce",
     "g1_msm_list_sum",
     "g1_xyzz_reduce",
+    "g1_msm_affine_halve",
+    "g1_msm_affine_level",
     "fq_test_op",
 ];
 const MSM_G2: [&str; 9] = [

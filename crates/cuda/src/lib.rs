@@ -15,6 +15,7 @@ pub mod gpu;
 mod host_marks;
 pub mod kernels;
 pub mod msm;
+pub mod msm_affine;
 pub mod msm_batch;
 pub mod ntt;
 pub mod options;

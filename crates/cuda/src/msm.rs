@@ -10,6 +10,7 @@ use group::Group as _;
 
 use crate::field::{self, Limbs};
 use crate::gpu::{blocks, cfg, Gpu};
+use crate::msm_affine::{self, AffineSums};
 
 /// A curve group the MSM kernels are instantiated for.
 pub trait Curve {
@@ -21,6 +22,8 @@ pub trait Curve {
     const XYZZ_BYTES: usize;
     /// Threads per block for the reductions (bounded by registers and shared memory).
     const REDUCE_THREADS: u32;
+    /// Whether the bucket sums have batch-affine levels (crate::msm_affine; G1 only).
+    const AFFINE_SUMS: bool;
     /// Host affine type.
     type Affine: Limbs;
     /// Host projective type.
@@ -39,6 +42,7 @@ impl Curve for G1 {
     const AFFINE_BYTES: usize = 96;
     const XYZZ_BYTES: usize = 192;
     const REDUCE_THREADS: u32 = 128;
+    const AFFINE_SUMS: bool = true;
     type Affine = G1Affine;
     type Projective = G1Projective;
     fn from_xyzz(bytes: &[u8]) -> G1Projective {
@@ -51,6 +55,7 @@ impl Curve for G2 {
     const AFFINE_BYTES: usize = 192;
     const XYZZ_BYTES: usize = 384;
     const REDUCE_THREADS: u32 = 64;
+    const AFFINE_SUMS: bool = false;
     type Affine = G2Affine;
     type Projective = G2Projective;
     fn from_xyzz(bytes: &[u8]) -> G2Projective {
@@ -151,7 +156,13 @@ pub fn scratch_bytes<C: Curve>(n: usize) -> usize {
     let all = w as usize * b * x + w as usize * segs * x;
     let lists = 2 * n * 4 + 2 * (n.div_ceil(list_chunk_len(n) as usize) + 2) * x;
     let canon = n * 32;
-    w as usize * x + x + all + group + lists + canon
+    let affine = if C::AFFINE_SUMS {
+        let entries = g * n;
+        msm_affine::scratch_bytes(entries, nb, AffineSums::from_env().levels_for(entries))
+    } else {
+        0
+    };
+    w as usize * x + x + all + group + lists + canon + affine
 }
 
 fn launch_err<'a>(
@@ -276,6 +287,18 @@ pub fn msm_view<C: Curve>(
     n: usize,
     split: bool,
 ) -> Result<DeviceMsm, ProveError> {
+    msm_view_with::<C>(gpu, bases, scalars, n, split, &AffineSums::from_env())
+}
+
+/// [`msm_view`] with the batch-affine levels given (tests and A/B runs).
+pub fn msm_view_with<C: Curve>(
+    gpu: &Gpu,
+    bases: &CudaView<'_, u8>,
+    scalars: &CudaView<'_, u8>,
+    n: usize,
+    split: bool,
+    affine: &AffineSums,
+) -> Result<DeviceMsm, ProveError> {
     if bases.len() < n * C::AFFINE_BYTES || scalars.len() < n * 32 || n >= 1 << 31 {
         return Err(ProveError::Invalid(format!(
             "MSM of {n} with {} base / {} scalar bytes",
@@ -287,7 +310,7 @@ pub fn msm_view<C: Curve>(
         return Ok(DeviceMsm::identity());
     }
     if !split {
-        return pippenger::<C>(gpu, bases, scalars, n, None);
+        return pippenger::<C>(gpu, bases, scalars, n, None, affine);
     }
     let s = gpu.stream();
     let mut counts = gpu.zeros::<u32>(2)?;
@@ -325,7 +348,7 @@ pub fn msm_view<C: Curve>(
         r.extra = ones_sum;
         return Ok(r);
     }
-    let mut r = pippenger::<C>(gpu, bases, scalars, n_others, Some(&others))?;
+    let mut r = pippenger::<C>(gpu, bases, scalars, n_others, Some(&others), affine)?;
     r.extra = ones_sum;
     Ok(r)
 }
@@ -338,6 +361,7 @@ fn pippenger<C: Curve>(
     scalars: &CudaView<'_, u8>,
     n: usize,
     list: Option<&CudaSlice<u32>>,
+    affine: &AffineSums,
 ) -> Result<DeviceMsm, ProveError> {
     let p = C::PREFIX;
     let k = |name: &str| format!("{p}_{name}");
@@ -414,17 +438,42 @@ fn pippenger<C: Curve>(
         drop(counts);
         gpu.probe("msm_scatter")?;
         let mut buckets = all_buckets.slice_mut(w0 as usize * b * x..w1 as usize * b * x);
-        let entries = gw * n;
+        let levels = if C::AFFINE_SUMS {
+            affine.levels_for(gw * n)
+        } else {
+            0
+        };
+        // The chunk sums take the scattered entries, or what the batch-affine levels
+        // leave of them.
+        let left = if levels > 0 {
+            Some(msm_affine::run_levels(
+                gpu,
+                bases,
+                &sorted,
+                &offsets,
+                nb,
+                gw * n,
+                levels,
+            )?)
+        } else {
+            None
+        };
+        let (offsets, entries) = match left {
+            Some(ref l) => (&l.offsets, l.bound),
+            None => (&offsets, gw * n),
+        };
         let l = chunk_len(entries, resident);
         let chunks = entries.div_ceil(l as usize);
         let mut head = gpu.alloc::<u8>(chunks * x)?;
         let mut tail = gpu.alloc::<u8>(chunks * x)?;
         let (nb32, chunks32) = (nb as u32, chunks as u32);
         unsafe {
-            s.launch_builder(gpu.func(&k("msm_chunk_sum"))?)
-                .arg(bases)
-                .arg(&sorted)
-                .arg(&offsets)
+            let mut lb = s.launch_builder(gpu.func(&k("msm_chunk_sum"))?);
+            match &left {
+                Some(l) => lb.arg(&l.points).arg(&null),
+                None => lb.arg(bases).arg(&sorted),
+            };
+            lb.arg(offsets)
                 .arg(&nb32)
                 .arg(&l)
                 .arg(&chunks32)
@@ -439,7 +488,7 @@ fn pippenger<C: Curve>(
         let mut heavy_count = gpu.zeros::<u32>(1)?;
         unsafe {
             s.launch_builder(gpu.func(&k("msm_chunk_fixup"))?)
-                .arg(&offsets)
+                .arg(offsets)
                 .arg(&nb32)
                 .arg(&l)
                 .arg(&head)
@@ -453,7 +502,7 @@ fn pippenger<C: Curve>(
         // Grid-stride over the heavy buckets (their number stays on the device).
         unsafe {
             s.launch_builder(gpu.func(&k("msm_heavy_fixup"))?)
-                .arg(&offsets)
+                .arg(offsets)
                 .arg(&l)
                 .arg(&head)
                 .arg(&tail)
@@ -463,7 +512,7 @@ fn pippenger<C: Curve>(
                 .launch(cfg(nb.min(1024), t, shared))
         }
         .map_err(launch_err(gpu, "msm_heavy_fixup"))?;
-        drop((sorted, offsets, head, tail, heavy, heavy_count));
+        drop((head, tail, heavy, heavy_count));
         gpu.probe("msm_chunk_fixup")?;
     }
     drop(canon);
@@ -584,10 +633,21 @@ pub fn msm_host<C: Curve>(
     scalars: &[filprove_groth16::Fr],
     split: bool,
 ) -> Result<C::Projective, ProveError> {
+    msm_host_with::<C>(gpu, bases, scalars, split, &AffineSums::from_env())
+}
+
+/// [`msm_host`] with the batch-affine levels given.
+pub fn msm_host_with<C: Curve>(
+    gpu: &Gpu,
+    bases: &[C::Affine],
+    scalars: &[filprove_groth16::Fr],
+    split: bool,
+    affine: &AffineSums,
+) -> Result<C::Projective, ProveError> {
     let n = bases.len().min(scalars.len());
     let db = upload_bases::<C>(gpu, &bases[..n])?;
     let ds = gpu.upload(field::bytes_of(&scalars[..n]))?;
-    msm::<C>(gpu, &db, &ds, n, split)?.download::<C>(gpu)
+    msm_view_with::<C>(gpu, &db.as_view(), &ds.as_view(), n, split, affine)?.download::<C>(gpu)
 }
 
 #[cfg(test)]

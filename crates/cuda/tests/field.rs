@@ -114,6 +114,10 @@ fn fq_ops_match_blstrs() {
     }
     let sq = fp_from(&run_op(&gpu, "fq_test_op", &bx, &by, 48, 6));
     assert!(sq.iter().zip(&x).all(|(s, a)| *s == a.square()));
+    let inv = fp_from(&run_op(&gpu, "fq_test_op", &bx, &by, 48, 7));
+    for (i, a) in x.iter().enumerate() {
+        assert_eq!(inv[i], a.invert().unwrap_or(Fp::ZERO), "inverse at {i}");
+    }
     let canon = run_op(&gpu, "fq_test_op", &bx, &by, 48, 4);
     let back = fp_from(&run_op(&gpu, "fq_test_op", &canon, &by, 48, 5));
     assert_eq!(back, x);

@@ -4,7 +4,8 @@ mod common;
 
 use blstrs::Scalar as Fr;
 use ff::Field;
-use filprove_cuda::msm::{msm_host, G1, G2};
+use filprove_cuda::msm::{msm_host, msm_host_with, G1, G2};
+use filprove_cuda::msm_affine::AffineSums;
 use filprove_groth16::cpu;
 use group::prime::PrimeCurveAffine;
 use group::Curve;
@@ -144,6 +145,66 @@ fn repeated_opposite_and_identity_bases() {
                 got2.to_affine(),
                 want2.to_affine(),
                 "G2 of {n}, split {split}"
+            );
+        }
+    }
+}
+
+/// The batch-affine levels of the G1 bucket sums, forced on at every size and for 1 to 6
+/// levels: random points and scalars, one heavy bucket (all scalars equal), the Filecoin
+/// mix through the split MSM, and bases that repeat, cancel and include the identity
+/// (the pairs' tangent, identity and pass-through cases).
+#[test]
+fn affine_levels_match_cpu() {
+    let Some(gpu) = common::gpu("affine_levels_match_cpu") else {
+        return;
+    };
+    let mut rng = common::rng("affine_levels");
+    let max = 1usize << 17;
+    let bases = common::g1_points(&mut rng, max);
+    let scalars = common::scalars(&mut rng, max);
+    let same = vec![Fr::random(&mut rng); max];
+    let filecoin: Vec<Fr> = (0..max)
+        .map(|i| match i % 100 {
+            0..=50 => Fr::ZERO,
+            51..=97 => Fr::ONE,
+            _ => Fr::random(&mut rng),
+        })
+        .collect();
+    let distinct = common::g1_points(&mut rng, 7);
+    let picks = [Fr::random(&mut rng), Fr::random(&mut rng), -Fr::ONE];
+    for levels in [1u32, 2, 3, 6] {
+        let affine = AffineSums {
+            levels,
+            min_entries: 0,
+        };
+        for n in common::sizes(17) {
+            for (name, s) in [
+                ("random", &scalars),
+                ("same", &same),
+                ("filecoin", &filecoin),
+            ] {
+                let want = cpu::msm_g1(&bases[..n], &s[..n]).unwrap();
+                for split in [false, true] {
+                    let got =
+                        msm_host_with::<G1>(&gpu, &bases[..n], &s[..n], split, &affine).unwrap();
+                    assert_eq!(
+                        got.to_affine(),
+                        want.to_affine(),
+                        "{levels} levels, {name} of {n}, split {split}"
+                    );
+                }
+            }
+        }
+        for n in [2usize, 3, 64, 1000, 1 << 14] {
+            let b = repeat_negate_identity(&distinct, n);
+            let s: Vec<Fr> = (0..n).map(|i| picks[(i / 7) % picks.len()]).collect();
+            let want = cpu::msm_g1(&b, &s).unwrap();
+            let got = msm_host_with::<G1>(&gpu, &b, &s, false, &affine).unwrap();
+            assert_eq!(
+                got.to_affine(),
+                want.to_affine(),
+                "{levels} levels, repeated bases of {n}"
             );
         }
     }

@@ -15,7 +15,9 @@
 // 4. msm_chunk_sum: the sorted entries are cut into chunks of L; one thread per chunk
 //    sums its points (XYZZ += affine) bucket by bucket. A bucket that lies inside the
 //    chunk is written out; the chunk's first bucket, when it began in an earlier chunk,
-//    goes to head[chunk], its last, when it goes on into the next, to tail[chunk]. Every
+//    goes to head[chunk], its last, when it goes on into the next, to tail[chunk]. (With
+//    the batch-affine levels of ec/affine_sums.cuh, G1 from 2^22 entries, the chunks sum
+//    the points those levels leave instead of the scattered entries.) Every
 //    thread does the same work however the digits fall (one heavy bucket, a sparse top
 //    window, many equal scalars);
 // 5. msm_chunk_fixup: one thread per bucket that spans chunks adds its pieces
@@ -83,8 +85,15 @@ __device__ __forceinline__ void msm_digits(const Fr* canon, const uint32_t* idx,
 
 template <class F>
 __device__ __forceinline__ Affine<F> msm_point(const Affine<F>* bases, uint32_t v) {
-    Affine<F> pt = bases[v & 0x7fffffffu];
+    Affine<F> pt = vload(bases + (v & 0x7fffffffu));
     return (v >> 31) ? pt.neg() : pt;
+}
+
+// Entry p of the bucket-sorted list: sorted[p] as above, or point p itself when `sorted`
+// is null (the points left by the batch-affine levels, ec/affine_sums.cuh).
+template <class F>
+__device__ __forceinline__ Affine<F> msm_entry(const Affine<F>* bases, const uint32_t* sorted, uint32_t p) {
+    return sorted ? msm_point(bases, sorted[p]) : vload(bases + p);
 }
 
 // Step 4 (see the top). nb buckets, offsets[nb] = number of sorted entries.
@@ -108,13 +117,13 @@ __device__ __forceinline__ void msm_chunk_sum(const Affine<F>* bases, const uint
     // The next point is loaded while the current one is added (hides the two dependent
     // global loads behind the addition's arithmetic; without it the 2^27 bucket sums took
     // 1,821 instead of 1,330 ms on the H200).
-    Affine<F> next = msm_point(bases, sorted[p0]);
+    Affine<F> next = msm_entry(bases, sorted, p0);
     for (uint32_t p = p0;; p++) {
         if (p == p1 || p >= end) {
             // acc holds this chunk's entries of bucket b (at least one).
-            if (start >= p0 && end <= p1) buckets[b] = acc;
-            else if (start < p0) head[j] = acc;
-            else tail[j] = acc;
+            if (start >= p0 && end <= p1) vstore(buckets + b, acc);
+            else if (start < p0) vstore(head + j, acc);
+            else vstore(tail + j, acc);
             if (p == p1) break;
             do {
                 b++;
@@ -124,7 +133,7 @@ __device__ __forceinline__ void msm_chunk_sum(const Affine<F>* bases, const uint
             acc = Xyzz<F>::inf();
         }
         const Affine<F> cur = next;
-        if (p + 1 < p1) next = msm_point(bases, sorted[p + 1]);
+        if (p + 1 < p1) next = msm_entry(bases, sorted, p + 1);
         acc = acc.add_affine(cur);
     }
 }
@@ -216,7 +225,7 @@ __device__ __forceinline__ void msm_list_sum(const Affine<F>* bases, const uint3
     const uint32_t len = msm_len(n, n_dev);
     Xyzz<F> acc = Xyzz<F>::inf();
     const uint64_t p0 = (uint64_t)j * L, p1 = min(p0 + L, (uint64_t)len);
-    for (uint64_t p = p0; p < p1; p++) acc = acc.add_affine(bases[idx[p]]);
+    for (uint64_t p = p0; p < p1; p++) acc = acc.add_affine(vload(bases + idx[p]));
     partial[j] = acc;
 }
 

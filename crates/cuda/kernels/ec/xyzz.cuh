@@ -5,6 +5,35 @@
 #pragma once
 #include "../ff/bls12_381.cuh"
 
+// Loads and stores of points and field elements in 16-byte pieces (LDG.128 / STG.128).
+// Element-wise, a point is 24 (G1) or 48 (G2) 4-byte accesses; when a warp's lanes touch
+// different points (gathered bases, per-lane chunks) each of those instructions costs the
+// L1 a pass per lane, four times as many passes as 16-byte pieces cost. Every type used
+// here is a multiple of 16 bytes and every device array of them starts 16-byte aligned.
+template <class T>
+union Pieces16 {
+    T t;
+    uint4 v[sizeof(T) / 16];
+};
+template <class T>
+__device__ __forceinline__ T vload(const T* p) {
+    static_assert(sizeof(T) % 16 == 0, "16-byte pieces");
+    Pieces16<T> u;
+    const uint4* s = reinterpret_cast<const uint4*>(p);
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(T) / 16); i++) u.v[i] = s[i];
+    return u.t;
+}
+template <class T>
+__device__ __forceinline__ void vstore(T* p, const T& x) {
+    static_assert(sizeof(T) % 16 == 0, "16-byte pieces");
+    Pieces16<T> u;
+    u.t = x;
+    uint4* d = reinterpret_cast<uint4*>(p);
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(T) / 16); i++) d[i] = u.v[i];
+}
+
 template <class F>
 struct Affine {
     F x, y;
