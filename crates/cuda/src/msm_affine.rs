@@ -43,13 +43,19 @@ impl AffineSums {
 
     /// The default, or `FILPROVE_MSM_AFFINE_LEVELS` and `FILPROVE_MSM_AFFINE_MIN`, read
     /// once per process (A/B runs; every setting gives the same sums).
+    ///
+    /// Default: 4 levels from 2^25 entries. On the H200 (docs/benchmarks.md, "Session 9")
+    /// the 2^27 G1 MSM (one window of 2^27 entries per group) takes 1,166 ms without
+    /// levels and 1,047 / 1,042 / 1,046 ms with 3 / 4 / 5; the split 2^27 MSM of the
+    /// Filecoin mix (groups of ~2^24 entries) is 3 ms slower with them (76.3 against 73.2 ms),
+    /// so groups that small keep the XYZZ sums alone.
     pub fn from_env() -> Self {
         static SET: OnceLock<AffineSums> = OnceLock::new();
         *SET.get_or_init(|| {
             let get = |k: &str| std::env::var(k).ok().and_then(|v| v.trim().parse().ok());
             Self {
                 levels: get("FILPROVE_MSM_AFFINE_LEVELS").map_or(4, |v: u64| v.min(32) as u32),
-                min_entries: get("FILPROVE_MSM_AFFINE_MIN").map_or(1 << 22, |v: u64| v as usize),
+                min_entries: get("FILPROVE_MSM_AFFINE_MIN").map_or(1 << 25, |v: u64| v as usize),
             }
         })
     }

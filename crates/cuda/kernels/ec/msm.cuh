@@ -16,7 +16,7 @@
 //    sums its points (XYZZ += affine) bucket by bucket. A bucket that lies inside the
 //    chunk is written out; the chunk's first bucket, when it began in an earlier chunk,
 //    goes to head[chunk], its last, when it goes on into the next, to tail[chunk]. (With
-//    the batch-affine levels of ec/affine_sums.cuh, G1 from 2^22 entries, the chunks sum
+//    the batch-affine levels of ec/affine_sums.cuh, G1 from 2^25 entries, the chunks sum
 //    the points those levels leave instead of the scattered entries.) Every
 //    thread does the same work however the digits fall (one heavy bucket, a sparse top
 //    window, many equal scalars);
