@@ -401,7 +401,9 @@ fn pippenger<C: Curve>(
     // SAFETY (every launch below): argument lists match msm.cuh's MSM_KERNELS; buffer sizes
     // are as allocated here (counts/offsets nb+1, sorted gw*n, buckets nb, head/tail
     // `chunks`, partial gw*segs, window sums w); `list`, when given, holds n indices of
-    // points below bases.len() / AFFINE_BYTES (written by classify_scalars).
+    // points below bases.len() / AFFINE_BYTES (written by classify_scalars). After the
+    // batch-affine levels the chunk sums read `left.points` (`left.bound` points, at least
+    // `left.offsets[nb]`) with a null index list, which msm_entry reads as the identity.
     for w0 in (0..w).step_by(g as usize) {
         let w1 = (w0 + g).min(w);
         let gw = (w1 - w0) as usize;

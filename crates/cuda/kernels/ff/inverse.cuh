@@ -50,6 +50,19 @@ __device__ __forceinline__ Field<P> half_mod(const Field<P>& x) {
     return r;
 }
 
+// One round of field_inverse for big > small (both odd): big -= small, then big loses its
+// factors of two, its coefficient following (xb A = big, xs A = small mod p).
+template <class P>
+__device__ __forceinline__ void reduce_larger(uint32_t (&big)[P::N], Field<P>& xb, const uint32_t (&small)[P::N],
+                                              const Field<P>& xs) {
+    inv_detail::sub<P::N>(big, small);
+    xb = xb - xs;
+    do {
+        inv_detail::shr1<P::N>(big);
+        xb = half_mod(xb);
+    } while (!(big[0] & 1));
+}
+
 // a^-1 in Montgomery form (0 for 0). `a` holds A = a R mod p; the binary algorithm gives
 // A^-1 = a^-1 R^-1 as an integer, and two conversions to Montgomery form multiply it by
 // R^2. Invariants: x1 A = u and x2 A = v (mod p), u and v odd; the larger loses the
@@ -76,21 +89,8 @@ __device__ __noinline__ Field<P> field_inverse(const Field<P> a) {
     for (int round = 0; round < 64 * 32 * N; round++) {
         const int c = inv_detail::cmp<N>(u, v);
         if (c == 0) break;
-        if (c > 0) {
-            inv_detail::sub<N>(u, v);
-            x1 = x1 - x2;
-            do {
-                inv_detail::shr1<N>(u);
-                x1 = half_mod(x1);
-            } while (!(u[0] & 1));
-        } else {
-            inv_detail::sub<N>(v, u);
-            x2 = x2 - x1;
-            do {
-                inv_detail::shr1<N>(v);
-                x2 = half_mod(x2);
-            } while (!(v[0] & 1));
-        }
+        if (c > 0) reduce_larger(u, x1, v, x2);
+        else reduce_larger(v, x2, u, x1);
     }
     return x1.to_mont().to_mont();
 }
