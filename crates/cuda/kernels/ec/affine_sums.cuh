@@ -23,16 +23,17 @@
 #include "msm.cuh"
 #include "../ff/inverse.cuh"
 
-// Threads per block (one inversion per block and round), output slots per thread and
-// round, and the level kernel's launch bounds (blocks per SM). A/B builds set
-// FILPROVE_AFF_THREADS / FILPROVE_AFF_SLOTS / FILPROVE_AFF_MIN_BLOCKS (the host,
-// src/msm_affine.rs, sizes the scratch for up to 128 slots and launches blocks of 128).
+// Threads per block (one inversion per block and round; the host, src/msm_affine.rs,
+// launches blocks of this size), output slots per thread and round, and the level
+// kernel's launch bounds (blocks per SM). A/B builds set FILPROVE_AFF_SLOTS (up to 128:
+// the host sizes the scratch for that) and FILPROVE_AFF_MIN_BLOCKS.
 // FILPROVE_AFF_NO_INVERSE=1 skips the block's inversion: wrong sums, for timing only.
-#ifndef FILPROVE_AFF_THREADS
-#define FILPROVE_AFF_THREADS 128
-#endif
+#define AFF_THREADS 128
 #ifndef FILPROVE_AFF_SLOTS
 #define FILPROVE_AFF_SLOTS 64
+#endif
+#if FILPROVE_AFF_SLOTS > 128
+#error "FILPROVE_AFF_SLOTS above the host's scratch (128)"
 #endif
 #ifndef FILPROVE_AFF_MIN_BLOCKS
 #define FILPROVE_AFF_MIN_BLOCKS 3
@@ -40,7 +41,6 @@
 #ifndef FILPROVE_AFF_NO_INVERSE
 #define FILPROVE_AFF_NO_INVERSE 0
 #endif
-#define AFF_THREADS FILPROVE_AFF_THREADS
 #define AFF_SLOTS FILPROVE_AFF_SLOTS
 
 // What an output slot holds: nothing (past the level's end), the pair's first point (an
