@@ -85,16 +85,6 @@ __device__ __forceinline__ void msm_affine_halve(const uint32_t* off, uint32_t n
     counts[b] = b < nb ? (off[b + 1] - off[b] + 1) / 2 : 0;
 }
 
-// The last bucket b in [lo, hi) with off[b] <= o (off[lo] <= o).
-__device__ __forceinline__ uint32_t aff_bucket_of(const uint32_t* off, uint32_t lo, uint32_t hi, uint64_t o) {
-    while (hi - lo > 1) {
-        const uint32_t mid = (lo + hi) >> 1;
-        if (off[mid] <= o) lo = mid;
-        else hi = mid;
-    }
-    return lo;
-}
-
 // One level (see the top). in_off / out_off: nb + 1 offsets of the input and output
 // points per bucket. Scratch, AFF_SLOTS * gridDim.x * AFF_THREADS entries each: `pre`
 // (prefix products), `src` (each slot's first input) and `kind` (its AFF_* case).
@@ -113,7 +103,7 @@ __device__ __forceinline__ void msm_affine_level(const Affine<F>* pts, const uin
         int first = -1;  // the first slot with a denominator
         F acc = F::one();
         if (o0 < total) {
-            uint32_t b = aff_bucket_of(out_off, 0, nb, o0);
+            uint32_t b = msm_bucket_of(out_off, 0, nb, o0);
             uint32_t ob = out_off[b], oe = out_off[b + 1];
             // Slot i's first input and whether it has a second (false past the end).
             auto locate = [&](int i, uint32_t& p1, bool& pair) -> bool {
@@ -124,7 +114,7 @@ __device__ __forceinline__ void msm_affine_level(const Affine<F>* pts, const uin
                     ob = oe;
                     oe = out_off[b + 1];
                     if (o >= oe) {  // empty buckets between
-                        b = aff_bucket_of(out_off, b, nb, o);
+                        b = msm_bucket_of(out_off, b, nb, o);
                         ob = out_off[b];
                         oe = out_off[b + 1];
                     }

@@ -96,6 +96,18 @@ __device__ __forceinline__ Affine<F> msm_entry(const Affine<F>* bases, const uin
     return sorted ? msm_point(bases, sorted[p]) : vload(bases + p);
 }
 
+// The last bucket b in [lo, hi) with off[b] <= o (off[lo] <= o): binary search over
+// bucket offsets (the chunk sums, the batch-affine levels).
+template <class I>
+__device__ __forceinline__ uint32_t msm_bucket_of(const uint32_t* off, uint32_t lo, uint32_t hi, I o) {
+    while (hi - lo > 1) {
+        const uint32_t mid = (lo + hi) >> 1;
+        if (off[mid] <= o) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
 // Step 4 (see the top). nb buckets, offsets[nb] = number of sorted entries.
 template <class F>
 __device__ __forceinline__ void msm_chunk_sum(const Affine<F>* bases, const uint32_t* sorted,
@@ -106,13 +118,8 @@ __device__ __forceinline__ void msm_chunk_sum(const Affine<F>* bases, const uint
     const uint32_t total = offsets[nb];
     if ((uint64_t)j * L >= total) return;
     const uint32_t p0 = j * L, p1 = min(p0 + L, total);
-    // The bucket holding entry p0: the last b with offsets[b] <= p0 (offsets[0] = 0).
-    uint32_t lo = 0, hi = nb;
-    while (hi - lo > 1) {
-        uint32_t mid = (lo + hi) >> 1;
-        if (offsets[mid] <= p0) lo = mid; else hi = mid;
-    }
-    uint32_t b = lo, start = offsets[b], end = offsets[b + 1];
+    // The bucket holding entry p0 (offsets[0] = 0).
+    uint32_t b = msm_bucket_of(offsets, 0, nb, p0), start = offsets[b], end = offsets[b + 1];
     Xyzz<F> acc = Xyzz<F>::inf();
     // The next point is loaded while the current one is added (hides the two dependent
     // global loads behind the addition's arithmetic; without it the 2^27 bucket sums took
