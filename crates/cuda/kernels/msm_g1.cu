@@ -8,8 +8,8 @@ extern "C" __global__ void g1_msm_affine_halve(const uint32_t* off, uint32_t nb,
 }
 extern "C" __global__ void __launch_bounds__(AFF_THREADS, FILPROVE_AFF_MIN_BLOCKS)
     g1_msm_affine_level(const G1A* pts, const uint32_t* sorted, const uint32_t* in_off, const uint32_t* out_off,
-                        uint32_t nb, G1A* out, Fq* pre, uint32_t* src, uint8_t* kind) {
-    msm_affine_level<Fq>(pts, sorted, in_off, out_off, nb, out, pre, src, kind);
+                        uint32_t nb, G1A* out, Fq* pre, uint32_t* src_a, uint32_t* src_b, uint8_t* kind, uint32_t max_slots) {
+    msm_affine_level<Fq>(pts, sorted, in_off, out_off, nb, out, pre, src_a, src_b, kind, max_slots);
 }
 
 // out[i] = op(x[i], y[i]) on Montgomery Fq values. op: 0 mul, 1 add, 2 sub, 3 neg(x),

@@ -231,6 +231,12 @@ impl Gpu {
                 funcs.insert((*n).to_string(), f);
             }
         }
+        crate::msm_affine::prepare(&funcs).map_err(|e| {
+            unavailable(format!(
+                "batch-affine level kernel: shared memory limit: {}",
+                describe(&e)
+            ))
+        })?;
         let sms = ctx
             .attribute(
                 cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
@@ -417,9 +423,20 @@ impl Gpu {
 
     /// Threads of kernel `name` (blocks of `block`) the whole GPU holds at once: one wave.
     pub fn resident_threads(&self, name: &str, block: u32) -> Result<usize, ProveError> {
+        self.resident_threads_with(name, block, 0)
+    }
+
+    /// As [`Self::resident_threads`], for blocks that also take `dynamic_shared` bytes of
+    /// dynamic shared memory.
+    pub fn resident_threads_with(
+        &self,
+        name: &str,
+        block: u32,
+        dynamic_shared: u32,
+    ) -> Result<usize, ProveError> {
         let per_sm = self
             .func(name)?
-            .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
+            .occupancy_max_active_blocks_per_multiprocessor(block, dynamic_shared as usize, None)
             .map_err(|e| self.err("cuOccupancyMaxActiveBlocksPerMultiprocessor", e))?;
         Ok((per_sm.max(1) as usize) * self.sms * block as usize)
     }

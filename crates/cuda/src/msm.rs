@@ -152,13 +152,13 @@ pub fn scratch_bytes<C: Curve>(n: usize) -> usize {
     // Chunks: at most one per 8 entries (the shortest chunk), at most MAX_CHUNKS.
     let chunks = (g * n).div_ceil(8).min(MAX_CHUNKS) + 1;
     let segs = reduce_segments(c, C::REDUCE_THREADS) as usize;
-    let group = 3 * (nb + 1) * 4 + (nb / 1024 + 2) * 4 + g * n * 4 + 2 * chunks * x;
+    let group = 4 * (nb + 1) * 4 + (nb / 1024 + 2) * 4 + g * n * 4 + 2 * chunks * x;
     let all = w as usize * b * x + w as usize * segs * x;
     let lists = 2 * n * 4 + 2 * (n.div_ceil(list_chunk_len(n) as usize) + 2) * x;
     let canon = n * 32;
     let affine = if C::AFFINE_SUMS {
         let entries = g * n;
-        msm_affine::scratch_bytes(entries, nb, AffineSums::from_env().levels_for(entries))
+        AffineSums::from_env().scratch_bytes(entries, nb)
     } else {
         0
     };
@@ -338,7 +338,7 @@ pub fn msm_view_with<C: Curve>(
         )));
     }
     let ones_sum = if n_ones > 0 {
-        Some(list_sum::<C>(gpu, bases, &ones, n_ones)?)
+        Some(ones_sum::<C>(gpu, bases, &ones, &counts, n_ones, affine)?)
     } else {
         None
     };
@@ -399,45 +399,70 @@ fn pippenger<C: Curve>(
     .map_err(launch_err(gpu, "msm_canonical"))?;
     gpu.probe("msm_canonical")?;
     // SAFETY (every launch below): argument lists match msm.cuh's MSM_KERNELS; buffer sizes
-    // are as allocated here (counts/offsets nb+1, sorted gw*n, buckets nb, head/tail
-    // `chunks`, partial gw*segs, window sums w); `list`, when given, holds n indices of
-    // points below bases.len() / AFFINE_BYTES (written by classify_scalars). After the
-    // batch-affine levels the chunk sums read `left.points` (`left.bound` points, at least
-    // `left.offsets[nb]`) with a null index list, which msm_entry reads as the identity.
+    // are as allocated here (counts/offsets nb+1, the next group's counts its nb+1, sorted
+    // gw*n, buckets nb, head/tail `chunks`, partial gw*segs, window sums w); `list`, when
+    // given, holds n indices of points below bases.len() / AFFINE_BYTES (written by
+    // classify_scalars). After the batch-affine levels the chunk sums read `left.points`
+    // (`left.bound` points, at least `left.offsets[nb]`) with a null index list, which
+    // msm_entry reads as the identity.
+    //
+    // The digits of every group after the first are counted by the scatter of the group
+    // before it (one pass over the scalars fewer per group).
+    let mut counted: Option<CudaSlice<u32>> = None;
     for w0 in (0..w).step_by(g as usize) {
         let w1 = (w0 + g).min(w);
+        let w2 = (w1 + g).min(w); // the next group's end (w1 after the last group)
         let gw = (w1 - w0) as usize;
         let nb = gw * b;
-        let mut counts = gpu.zeros::<u32>(nb + 1)?;
-        let digits =
-            |name: &str, counts: &mut CudaSlice<u32>, sorted: Option<&mut CudaSlice<u32>>| {
-                let mut lb = s.launch_builder(gpu.func(&k(name))?);
-                lb.arg(&canon);
-                match list {
-                    Some(l) => lb.arg(l),
+        let digits = |name: &str,
+                      counts: &mut CudaSlice<u32>,
+                      sorted: Option<&mut CudaSlice<u32>>,
+                      next: Option<&mut CudaSlice<u32>>| {
+            let mut lb = s.launch_builder(gpu.func(&k(name))?);
+            lb.arg(&canon);
+            match list {
+                Some(l) => lb.arg(l),
+                None => lb.arg(&null),
+            };
+            lb.arg(&n32)
+                .arg(&null)
+                .arg(&c)
+                .arg(&w0)
+                .arg(&w1)
+                .arg(counts);
+            if let Some(sorted) = sorted {
+                lb.arg(sorted);
+                match next {
+                    Some(next) => lb.arg(next),
                     None => lb.arg(&null),
                 };
-                lb.arg(&n32)
-                    .arg(&null)
-                    .arg(&c)
-                    .arg(&w0)
-                    .arg(&w1)
-                    .arg(counts);
-                if let Some(sorted) = sorted {
-                    lb.arg(sorted);
-                }
-                unsafe { lb.launch(cfg(grid_n, 256, 0)) }.map_err(launch_err(gpu, name))
-            };
-        digits("msm_count", &mut counts, None)?;
-        gpu.probe("msm_count")?;
+                lb.arg(&w2);
+            }
+            unsafe { lb.launch(cfg(grid_n, 256, 0)) }.map_err(launch_err(gpu, name))
+        };
+        let mut counts = match counted.take() {
+            Some(counts) => counts,
+            None => {
+                let mut counts = gpu.zeros::<u32>(nb + 1)?;
+                digits("msm_count", &mut counts, None, None)?;
+                gpu.probe("msm_count")?;
+                counts
+            }
+        };
         let mut offsets = gpu.alloc::<u32>(nb + 1)?;
         scan_u32(gpu, &counts, &mut offsets, nb + 1)?;
         s.memcpy_dtod(&offsets, &mut counts)
             .map_err(launch_err(gpu, "copy offsets"))?;
         gpu.probe("msm_scan")?;
         let mut sorted = gpu.alloc::<u32>(gw * n)?;
-        digits("msm_scatter", &mut counts, Some(&mut sorted))?;
+        let mut next = if w2 > w1 {
+            Some(gpu.zeros::<u32>((w2 - w1) as usize * b + 1)?)
+        } else {
+            None
+        };
+        digits("msm_scatter", &mut counts, Some(&mut sorted), next.as_mut())?;
         drop(counts);
+        counted = next;
         gpu.probe("msm_scatter")?;
         let mut buckets = all_buckets.slice_mut(w0 as usize * b * x..w1 as usize * b * x);
         let levels = if C::AFFINE_SUMS {
@@ -455,7 +480,7 @@ fn pippenger<C: Curve>(
                 &offsets,
                 nb,
                 gw * n,
-                levels,
+                affine,
             )?)
         } else {
             None
@@ -551,35 +576,71 @@ fn pippenger<C: Curve>(
     })
 }
 
-/// Sum of bases[list[i]] for i < n (one XYZZ point on the device).
+/// Sum of bases[ones[i]] for the `n` indices of the ones (one XYZZ point on the device;
+/// `counts[0]` holds n on the device). With the batch-affine levels (G1, from
+/// `affine.min_entries` ones) the list is first one bucket of those levels, and what they
+/// leave is summed.
+fn ones_sum<C: Curve>(
+    gpu: &Gpu,
+    bases: &CudaView<'_, u8>,
+    ones: &CudaSlice<u32>,
+    counts: &CudaSlice<u32>,
+    n: usize,
+    affine: &AffineSums,
+) -> Result<CudaSlice<u8>, ProveError> {
+    if !C::AFFINE_SUMS || affine.levels_for(n) == 0 {
+        let r = list_sum::<C>(gpu, bases, Some(ones), n, None)?;
+        gpu.probe("msm_ones_sum")?;
+        return Ok(r);
+    }
+    // One bucket: offsets [0, n], n copied from the classification's count.
+    let mut offsets = gpu.zeros::<u32>(2)?;
+    gpu.stream()
+        .memcpy_dtod(&counts.slice(0..1), &mut offsets.slice_mut(1..2))
+        .map_err(launch_err(gpu, "copy the ones' count"))?;
+    let left = msm_affine::run_levels(gpu, bases, ones, &offsets, 1, n, affine)?;
+    let count = left.offsets.slice(1..2);
+    let r = list_sum::<C>(gpu, &left.points.as_view(), None, left.bound, Some(&count))?;
+    gpu.probe("msm_ones_sum")?;
+    Ok(r)
+}
+
+/// Sum of bases[list[i]] (bases[i] without a list) for i below n, or below the device
+/// count `n_dev` when it is smaller (one XYZZ point on the device).
 fn list_sum<C: Curve>(
     gpu: &Gpu,
     bases: &CudaView<'_, u8>,
-    list: &CudaSlice<u32>,
+    list: Option<&CudaSlice<u32>>,
     n: usize,
+    n_dev: Option<&CudaView<'_, u32>>,
 ) -> Result<CudaSlice<u8>, ProveError> {
     let l = list_chunk_len(n);
-    let chunks = n.div_ceil(l as usize);
+    let chunks = n.div_ceil(l as usize).max(1);
     let mut partial = gpu.alloc::<u8>(chunks * C::XYZZ_BYTES)?;
     let (n32, chunks32, null) = (n as u32, chunks as u32, 0u64);
-    // SAFETY: signature as in msm.cuh; `list` holds n indices below the bases' length,
-    // partial `chunks` points.
+    // SAFETY: signature as in msm.cuh; `list` holds n indices below the bases' length, or
+    // without it the bases hold n points; `n_dev` is one word; partial `chunks` points.
     unsafe {
-        gpu.stream()
-            .launch_builder(gpu.func(&format!("{}_msm_list_sum", C::PREFIX))?)
-            .arg(bases)
-            .arg(list)
-            .arg(&n32)
-            .arg(&null)
-            .arg(&l)
+        let mut lb = gpu
+            .stream()
+            .launch_builder(gpu.func(&format!("{}_msm_list_sum", C::PREFIX))?);
+        lb.arg(bases);
+        match list {
+            Some(l) => lb.arg(l),
+            None => lb.arg(&null),
+        };
+        lb.arg(&n32);
+        match n_dev {
+            Some(d) => lb.arg(d),
+            None => lb.arg(&null),
+        };
+        lb.arg(&l)
             .arg(&chunks32)
             .arg(&mut partial)
             .launch(cfg(blocks(chunks, 128), 128, 0))
     }
     .map_err(launch_err(gpu, "msm_list_sum"))?;
-    let r = reduce_points::<C>(gpu, partial, chunks)?;
-    gpu.probe("msm_ones_sum")?;
-    Ok(r)
+    reduce_points::<C>(gpu, partial, chunks)
 }
 
 /// Sums `count` XYZZ points on the device into one (a tree of block reductions).

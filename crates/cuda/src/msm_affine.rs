@@ -6,24 +6,49 @@
 //! the last level the chunk sums add what is left of each bucket (about a 2^-levels share
 //! of the entries).
 
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use cudarc::driver::{CudaSlice, CudaView, PushKernelArg};
+use cudarc::driver::sys::CUfunction_attribute;
+use cudarc::driver::{CudaFunction, CudaSlice, CudaView, DriverError, PushKernelArg};
 use filprove_groth16::ProveError;
 
 use crate::gpu::{blocks, cfg, Gpu};
 use crate::msm::scan_u32;
 
-/// Threads per block of the level kernel (`AFF_THREADS` in affine_sums.cuh).
-const THREADS: u32 = 128;
-/// Output slots per thread and round the scratch is sized for (`AFF_SLOTS` in
-/// affine_sums.cuh, 64, or up to 128 in A/B builds).
-const SLOTS: usize = 128;
 /// Bytes of one G1 affine point and of one Fq element on the device.
 const POINT_BYTES: usize = 96;
 const FQ_BYTES: usize = 48;
-/// Upper bound on the level kernel's grid (blocks), for the scratch bound.
-const MAX_BLOCKS: usize = 132 * 8;
+/// Scratch bytes per output slot of a level round: a prefix product, two input indices
+/// and a case byte.
+const SLOT_BYTES: usize = FQ_BYTES + 2 * 4 + 1;
+/// Upper bound on the level kernel's resident threads (132 SMs x 1,024), for the scratch
+/// bound.
+const MAX_THREADS: usize = 132 * 1024;
+/// Name of the level kernel.
+const LEVEL: &str = "g1_msm_affine_level";
+
+/// Dynamic shared memory of the level kernel for blocks of `threads` (`AFF_STAGE_BYTES`
+/// in affine_sums.cuh: two buffers of 15 16-byte pieces per thread).
+fn stage_bytes(threads: u32) -> u32 {
+    2 * 15 * threads * 16
+}
+
+/// The level kernel's block size: its launch bound (`AFF_THREADS` in affine_sums.cuh).
+fn level_threads(f: &CudaFunction) -> Result<u32, DriverError> {
+    Ok(f.max_threads_per_block()?.max(32) as u32)
+}
+
+/// Allows the level kernel its dynamic shared memory (at module load, `Gpu::new`).
+pub(crate) fn prepare(funcs: &HashMap<String, CudaFunction>) -> Result<(), DriverError> {
+    if let Some(f) = funcs.get(LEVEL) {
+        f.set_attribute(
+            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            stage_bytes(level_threads(f)?) as i32,
+        )?;
+    }
+    Ok(())
+}
 
 /// How many batch-affine levels an MSM's bucket sums run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,6 +57,8 @@ pub struct AffineSums {
     pub levels: u32,
     /// Smallest window group (scattered entries) the levels run for.
     pub min_entries: usize,
+    /// Output slots per thread and round: one inversion per block of threads and round.
+    pub slots: u32,
 }
 
 impl AffineSums {
@@ -39,23 +66,31 @@ impl AffineSums {
     pub const OFF: Self = Self {
         levels: 0,
         min_entries: usize::MAX,
+        slots: Self::SLOTS,
     };
 
-    /// The default, or `FILPROVE_MSM_AFFINE_LEVELS` and `FILPROVE_MSM_AFFINE_MIN`, read
-    /// once per process (A/B runs; every setting gives the same sums).
+    /// Default slots per thread and round.
+    pub const SLOTS: u32 = 128;
+
+    /// The default, or `FILPROVE_MSM_AFFINE_LEVELS`, `FILPROVE_MSM_AFFINE_MIN` and
+    /// `FILPROVE_MSM_AFFINE_SLOTS` (1 to 1,024), read once per process (A/B runs; every
+    /// setting gives the same sums).
     ///
-    /// Default: 4 levels from 2^25 entries. On the H200 (docs/benchmarks.md, "Session 9")
-    /// the 2^27 G1 MSM (one window of 2^27 entries per group) takes 1,166 ms without
-    /// levels and 1,047 / 1,042 / 1,046 ms with 3 / 4 / 5; the split 2^27 MSM of the
-    /// Filecoin mix (groups of ~2^24 entries) is 3 ms slower with them (76.3 against 73.2 ms),
-    /// so groups that small keep the XYZZ sums alone.
+    /// Default: 5 levels from 2^23 entries (window groups, or the ones of a split MSM),
+    /// at most 128 slots per thread and round. On the H200 (docs/benchmarks.md, "Session
+    /// 10") the 2^27 G1 MSM takes 966.6 ms with 4 levels and 961.3 ms with 5; the split
+    /// 2^27 MSM of the Filecoin mix 72.8 ms without levels, 64.2 ms with them for its ones
+    /// (2^25 threshold) and 60.1 ms for its window groups too (2^23). Slots at 4 levels
+    /// with one fixed count per level: 705-727 ms for 128 / 96 / 64, 730 for 256.
     pub fn from_env() -> Self {
         static SET: OnceLock<AffineSums> = OnceLock::new();
         *SET.get_or_init(|| {
             let get = |k: &str| std::env::var(k).ok().and_then(|v| v.trim().parse().ok());
             Self {
-                levels: get("FILPROVE_MSM_AFFINE_LEVELS").map_or(4, |v: u64| v.min(32) as u32),
-                min_entries: get("FILPROVE_MSM_AFFINE_MIN").map_or(1 << 25, |v: u64| v as usize),
+                levels: get("FILPROVE_MSM_AFFINE_LEVELS").map_or(5, |v: u64| v.min(32) as u32),
+                min_entries: get("FILPROVE_MSM_AFFINE_MIN").map_or(1 << 23, |v: u64| v as usize),
+                slots: get("FILPROVE_MSM_AFFINE_SLOTS")
+                    .map_or(Self::SLOTS, |v: u64| v.clamp(1, 1024) as u32),
             }
         })
     }
@@ -76,16 +111,21 @@ pub fn halved(m: usize, nb: usize) -> usize {
     (m + nb.min(m)).div_ceil(2)
 }
 
-/// Device bytes the levels need beyond the scattered entries, for at most `entries`
-/// entries in `nb` buckets: two levels' points, two offset arrays and the scratch.
-pub fn scratch_bytes(entries: usize, nb: usize, levels: u32) -> usize {
-    if levels == 0 {
-        return 0;
+impl AffineSums {
+    /// Device bytes the levels need beyond the scattered entries of a window group of at
+    /// most `entries` entries in `nb` buckets: two levels' points, two offset arrays and
+    /// the scratch (0 when the group runs no levels).
+    pub fn scratch_bytes(&self, entries: usize, nb: usize) -> usize {
+        let levels = self.levels_for(entries);
+        if levels == 0 {
+            return 0;
+        }
+        let first = halved(entries, nb);
+        let second = if levels > 1 { halved(first, nb) } else { 0 };
+        (first + second) * POINT_BYTES
+            + 3 * (nb + 1) * 4
+            + self.slots.max(1) as usize * MAX_THREADS * SLOT_BYTES
     }
-    let first = halved(entries, nb);
-    let second = if levels > 1 { halved(first, nb) } else { 0 };
-    let threads = MAX_BLOCKS * THREADS as usize;
-    (first + second) * POINT_BYTES + 3 * (nb + 1) * 4 + SLOTS * threads * (FQ_BYTES + 4 + 1)
 }
 
 /// What the levels leave: `points` in bucket order, `offsets` (nb + 1) per bucket, at
@@ -96,9 +136,9 @@ pub struct Leftover {
     pub bound: usize,
 }
 
-/// Runs `levels` (at least 1) levels over the scattered entries `sorted` (indices into
-/// `bases`, sign in bit 31) with bucket `offsets` (nb + 1), at most `entries` of them.
-/// Everything is queued on the compute stream.
+/// Runs the levels `sums` gives a group of `entries` (at least 1 level) over the scattered
+/// entries `sorted` (indices into `bases`, sign in bit 31) with bucket `offsets` (nb + 1),
+/// at most `entries` of them. Everything is queued on the compute stream.
 pub fn run_levels(
     gpu: &Gpu,
     bases: &CudaView<'_, u8>,
@@ -106,17 +146,22 @@ pub fn run_levels(
     offsets: &CudaSlice<u32>,
     nb: usize,
     entries: usize,
-    levels: u32,
+    sums: &AffineSums,
 ) -> Result<Leftover, ProveError> {
+    let levels = sums.levels_for(entries);
     let s = gpu.stream();
-    let level_fn = gpu.func("g1_msm_affine_level")?;
+    let level_fn = gpu.func(LEVEL)?;
     let halve_fn = gpu.func("g1_msm_affine_halve")?;
-    let grid = (gpu.resident_threads("g1_msm_affine_level", THREADS)? / THREADS as usize)
-        .clamp(1, MAX_BLOCKS);
-    let threads = grid * THREADS as usize;
-    let mut pre = gpu.alloc::<u8>(SLOTS * threads * FQ_BYTES)?;
-    let mut src = gpu.alloc::<u32>(SLOTS * threads)?;
-    let mut kind = gpu.alloc::<u8>(SLOTS * threads)?;
+    let block = level_threads(level_fn).map_err(|e| gpu.err(LEVEL, e))?;
+    let stage = stage_bytes(block);
+    let grid = (gpu.resident_threads_with(LEVEL, block, stage)? / block as usize)
+        .clamp(1, MAX_THREADS / block as usize);
+    let slots = sums.slots.max(1);
+    let entries_per_array = slots as usize * grid * block as usize;
+    let mut pre = gpu.alloc::<u8>(entries_per_array * FQ_BYTES)?;
+    let mut src_a = gpu.alloc::<u32>(entries_per_array)?;
+    let mut src_b = gpu.alloc::<u32>(entries_per_array)?;
+    let mut kind = gpu.alloc::<u8>(entries_per_array)?;
     let nb32 = nb as u32;
     let null = 0u64;
     let mut cur: Option<Leftover> = None;
@@ -139,11 +184,12 @@ pub fn run_levels(
         drop(counts);
         let next = halved(bound, nb);
         let mut out = gpu.alloc::<u8>(next.max(1) * POINT_BYTES)?;
-        // SAFETY: msm_affine_level(pts, sorted, in_off, out_off, nb, out, pre, src, kind)
-        // as in msm_g1.cu. The first level reads `bases` through `sorted` (at most
+        // SAFETY: msm_affine_level(pts, sorted, in_off, out_off, nb, out, pre, src_a,
+        // src_b, kind, slots) as in msm_g1.cu, blocks of its launch bound with their
+        // dynamic shared memory (allowed at module load, `prepare`). The first level reads `bases` through `sorted` (at most
         // `entries` indices below the bases' length), later ones the previous level's
         // points (`bound` of them, `in_off[nb]` used); `out` holds `next` >= out_off[nb]
-        // points; the scratch holds SLOTS entries per thread of `grid` blocks of THREADS.
+        // points; the scratch holds `slots` entries per thread of `grid` blocks.
         unsafe {
             let mut lb = s.launch_builder(level_fn);
             match &cur {
@@ -155,9 +201,11 @@ pub fn run_levels(
                 .arg(&nb32)
                 .arg(&mut out)
                 .arg(&mut pre)
-                .arg(&mut src)
+                .arg(&mut src_a)
+                .arg(&mut src_b)
                 .arg(&mut kind)
-                .launch(cfg(grid, THREADS, 0))
+                .arg(&slots)
+                .launch(cfg(grid, block, stage))
         }
         .map_err(|e| gpu.err("g1_msm_affine_level", e))?;
         cur = Some(Leftover {
@@ -203,8 +251,13 @@ mod tests {
             }
         }
         assert_eq!(halved(1 << 27, 1 << 21), (1 << 26) + (1 << 20));
-        assert!(scratch_bytes(1 << 27, 1 << 21, 4) > 9 << 30);
-        assert_eq!(scratch_bytes(1 << 27, 1 << 21, 0), 0);
+        let on = AffineSums {
+            levels: 4,
+            min_entries: 1,
+            slots: 128,
+        };
+        assert!(on.scratch_bytes(1 << 27, 1 << 21) > 9 << 30);
+        assert_eq!(AffineSums::OFF.scratch_bytes(1 << 27, 1 << 21), 0);
     }
 
     #[test]
@@ -212,6 +265,7 @@ mod tests {
         let a = AffineSums {
             levels: 3,
             min_entries: 100,
+            slots: 8,
         };
         assert_eq!(a.levels_for(99), 0);
         assert_eq!(a.levels_for(100), 3);

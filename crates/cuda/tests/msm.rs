@@ -173,10 +173,12 @@ fn affine_levels_match_cpu() {
         .collect();
     let distinct = common::g1_points(&mut rng, 7);
     let picks = [Fr::random(&mut rng), Fr::random(&mut rng), -Fr::ONE];
-    for levels in [1u32, 2, 3, 6] {
+    // Slots per thread and round: 1, an odd count, and the default.
+    for (levels, slots) in [(1u32, 1u32), (2, 5), (3, AffineSums::SLOTS), (6, 2)] {
         let affine = AffineSums {
             levels,
             min_entries: 0,
+            slots,
         };
         for n in common::sizes(17) {
             for (name, s) in [

@@ -11,37 +11,34 @@
 // without these levels.
 //
 // One level: block-uniform rounds over the level's outputs; in a round each thread takes
-// AFF_SLOTS consecutive outputs (one binary search for the first one's bucket, then a
+// `slots` consecutive outputs (one binary search for the first one's bucket, then a
 // walk). Phase 1 classifies each pair and multiplies the denominators of the true
-// additions into a running product, leaving each prefix, the slot's input and its case
-// in global scratch (laid out so that a warp's stores coalesce; it stays in L2). The block's AFF_THREADS products are inverted
-// together: a product tree in shared memory, one inversion of the root (ff/inverse.cuh,
-// variable time: the points are public), and the tree back down. Phase 3 walks the
-// slots backwards peeling each denominator's inverse off the running inverse, and writes
-// the sums.
+// additions into a running product, leaving each prefix, the slot's two input indices
+// and its case in global scratch (laid out so that a warp's accesses coalesce). The
+// block's AFF_THREADS products are inverted together (aff_block_inverse: shuffles within
+// each warp, one inversion of the block's product by ff/inverse.cuh, variable time: the
+// points are public). Phase 3 walks the slots backwards peeling each denominator's
+// inverse off the running inverse, and writes the sums.
 #pragma once
 #include "msm.cuh"
 #include "../ff/inverse.cuh"
 
-// Threads per block (one inversion per block and round; the host, src/msm_affine.rs,
-// launches blocks of this size), output slots per thread and round, and the level
-// kernel's launch bounds (blocks per SM). A/B builds set FILPROVE_AFF_SLOTS (up to 128:
-// the host sizes the scratch for that) and FILPROVE_AFF_MIN_BLOCKS.
+// Threads per block (one inversion per block and round) and the level kernel's launch
+// bounds (blocks per SM). The host (src/msm_affine.rs) reads the block size back from the
+// launch bounds; it passes the output slots per thread and round. A/B builds set
+// FILPROVE_AFF_THREADS (a multiple of 32) and FILPROVE_AFF_MIN_BLOCKS.
 // FILPROVE_AFF_NO_INVERSE=1 skips the block's inversion: wrong sums, for timing only.
-#define AFF_THREADS 128
-#ifndef FILPROVE_AFF_SLOTS
-#define FILPROVE_AFF_SLOTS 64
+#ifndef FILPROVE_AFF_THREADS
+#define FILPROVE_AFF_THREADS 128
 #endif
-#if FILPROVE_AFF_SLOTS > 128
-#error "FILPROVE_AFF_SLOTS above the host's scratch (128)"
-#endif
+#define AFF_THREADS FILPROVE_AFF_THREADS
+static_assert(AFF_THREADS % 32 == 0 && AFF_THREADS <= 1024, "whole warps per block");
 #ifndef FILPROVE_AFF_MIN_BLOCKS
 #define FILPROVE_AFF_MIN_BLOCKS 3
 #endif
 #ifndef FILPROVE_AFF_NO_INVERSE
 #define FILPROVE_AFF_NO_INVERSE 0
 #endif
-#define AFF_SLOTS FILPROVE_AFF_SLOTS
 
 // What an output slot holds: nothing (past the level's end), the pair's first point (an
 // odd bucket's last point, or a pair whose second point is the identity), its second
@@ -49,17 +46,11 @@
 // identity (a point and its negation).
 enum : uint32_t { AFF_NONE = 0, AFF_FIRST = 1, AFF_SECOND = 2, AFF_ADD = 3, AFF_DBL = 4, AFF_INF = 5 };
 
-// The level's input point p: on the first level the scattered entry p (a base index,
-// the sign in bit 31), later the previous level's point p.
+// The x coordinate of input v (an index into the level's points; on the first level a
+// scattered entry, whose sign in bit 31 does not change x).
 template <class F>
-__device__ __forceinline__ Affine<F> aff_input(const Affine<F>* pts, const uint32_t* sorted, uint32_t p) {
-    return sorted ? msm_point(pts, sorted[p]) : vload(pts + p);
-}
-
-// The x coordinate of input p (the sign of a scattered entry does not change it).
-template <class F>
-__device__ __forceinline__ F aff_x(const Affine<F>* pts, const uint32_t* sorted, uint32_t p) {
-    return vload(&pts[sorted ? sorted[p] & 0x7fffffffu : p].x);
+__device__ __forceinline__ F aff_x(const Affine<F>* pts, uint32_t v) {
+    return vload(&pts[v & 0x7fffffffu].x);
 }
 
 template <class F>
@@ -85,75 +76,183 @@ __device__ __forceinline__ void msm_affine_halve(const uint32_t* off, uint32_t n
     counts[b] = b < nb ? (off[b + 1] - off[b] + 1) / 2 : 0;
 }
 
-// One level (see the top). in_off / out_off: nb + 1 offsets of the input and output
-// points per bucket. Scratch, AFF_SLOTS * gridDim.x * AFF_THREADS entries each: `pre`
-// (prefix products), `src` (each slot's first input) and `kind` (its AFF_* case).
+// 16-byte asynchronous copies global -> shared (cp.async, cached in L2 only), their
+// groups and the wait for all but the newest `N` groups of this thread.
+__device__ __forceinline__ void aff_cp16(uint4* smem, const void* gmem) {
+    const uint32_t s = (uint32_t)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void aff_cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void aff_cp_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// A field element across a warp: lane `lane - d` (up), `lane + d` (down).
+template <class F>
+__device__ __forceinline__ F aff_shfl_up(const F& a, uint32_t d) {
+    F r;
+#pragma unroll
+    for (int k = 0; k < F::N; k++) r.v[k] = __shfl_up_sync(0xffffffffu, a.v[k], d);
+    return r;
+}
+template <class F>
+__device__ __forceinline__ F aff_shfl_down(const F& a, uint32_t d) {
+    F r;
+#pragma unroll
+    for (int k = 0; k < F::N; k++) r.v[k] = __shfl_down_sync(0xffffffffu, a.v[k], d);
+    return r;
+}
+
+// 1 / a for every thread's a (none zero), one inversion per block: each warp's lanes
+// multiply their values into prefix and suffix products by shuffles, the block's first
+// thread inverts the product of the AFF_THREADS / 32 warp products and hands each warp
+// its share back, and lane l's inverse is the warp's inverse times the products of the
+// other lanes. `roots` holds 2 * AFF_THREADS / 32 shared elements.
+template <class F>
+__device__ __forceinline__ F aff_block_inverse(const F& a, F* roots) {
+    constexpr int W = AFF_THREADS / 32;
+    const uint32_t lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    F pre = a, suf = a;  // inclusive products of lanes <= l and >= l
+#pragma unroll 1
+    for (uint32_t d = 1; d < 32; d <<= 1) {
+        const F up = aff_shfl_up(pre, d), down = aff_shfl_down(suf, d);
+        if (lane >= d) pre = pre * up;
+        if (lane + d < 32) suf = suf * down;
+    }
+    F others = aff_shfl_up(pre, 1);  // lanes below l, then times lanes above l
+    if (lane == 0) others = F::one();
+    F above = aff_shfl_down(suf, 1);
+    if (lane != 31) others = others * above;
+    if (lane == 31) roots[w] = pre;  // the warp's product
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        F run[W];  // run[k]: product of warps below k
+        run[0] = F::one();
+#pragma unroll
+        for (int k = 1; k < W; k++) run[k] = run[k - 1] * roots[k - 1];
+#if FILPROVE_AFF_NO_INVERSE  // timing diagnostic only: the sums are then wrong
+        F inv = run[W - 1] * roots[W - 1];
+#else
+        F inv = field_inverse(run[W - 1] * roots[W - 1]);
+#endif
+#pragma unroll
+        for (int k = W - 1; k >= 0; k--) {
+            const F r = roots[k];
+            roots[W + k] = inv * run[k];
+            inv = inv * r;
+        }
+    }
+    __syncthreads();
+    return roots[W + w] * others;
+}
+
+// One level (see the top), at most `max_slots` (at least 1) outputs per thread and
+// round. in_off / out_off: nb + 1 offsets of the input and output points per bucket.
+// Scratch, max_slots * gridDim.x * AFF_THREADS entries each: `pre`
+// (prefix products), `src_a` / `src_b` (each slot's two input indices, sign in bit 31 on
+// the first level) and `kind` (its AFF_* case). Dynamic shared memory: AFF_STAGE_BYTES.
+//
+// Every global load is issued a slot or two before its use: phase 1 finds slot i + 2's
+// inputs (bucket offsets of the next bucket read ahead, the scattered entries' indices)
+// and loads slot i + 1's x coordinates while slot i's product runs; phase 3 reads slot
+// i - 2's case and indices and copies slot i - 1's points and prefix into shared memory
+// (cp.async, two buffers per thread) while slot i's sum runs.
+#define AFF_PIECES 15  // 16-byte pieces staged per slot: two points and a prefix
+#define AFF_STAGE_BYTES (2 * AFF_PIECES * AFF_THREADS * 16)
 template <class F>
 __device__ __forceinline__ void msm_affine_level(const Affine<F>* pts, const uint32_t* sorted, const uint32_t* in_off,
                                                  const uint32_t* out_off, uint32_t nb, Affine<F>* out, F* pre,
-                                                 uint32_t* src, uint8_t* kind) {
-    __shared__ F tree[2 * AFF_THREADS];
+                                                 uint32_t* src_a, uint32_t* src_b, uint8_t* kind, uint32_t max_slots) {
+    static_assert(sizeof(F) == 48, "staging sized for Fq");
+    __shared__ F roots[2 * AFF_THREADS / 32];
+    extern __shared__ uint4 stage[];  // [buffer][piece][thread]
     const uint32_t tid = threadIdx.x;
     const uint64_t total = out_off[nb];
     const size_t stride = (size_t)gridDim.x * AFF_THREADS;
     const size_t g = (size_t)blockIdx.x * AFF_THREADS + tid;
-    const uint64_t per_block = AFF_THREADS * AFF_SLOTS;
+    // Rounds of at most max_slots outputs per thread, and as many slots as make them
+    // equal (a last round a fraction full would take nearly a full round's time).
+    const uint64_t rounds = (total + stride * max_slots - 1) / (stride * max_slots);
+    const uint32_t slots = rounds ? (uint32_t)((total + stride * rounds - 1) / (stride * rounds)) : 1;
+    const uint64_t per_block = (uint64_t)AFF_THREADS * slots;
+    // This thread's 16-byte piece k of buffer `buf`, and the field element in pieces k0..k0+2.
+    auto piece = [&](int buf, int k) -> uint4* { return stage + ((buf * AFF_PIECES + k) * AFF_THREADS + tid); };
+    auto staged_at = [&](int buf, int k0) -> F {
+        Pieces16<F> u;
+#pragma unroll
+        for (int k = 0; k < 3; k++) u.v[k] = *piece(buf, k0 + k);
+        return u.t;
+    };
     for (uint64_t base = blockIdx.x * per_block; base < total; base += gridDim.x * per_block) {
-        const uint64_t o0 = base + (uint64_t)tid * AFF_SLOTS;
+        const uint64_t o0 = base + (uint64_t)tid * slots;
         int first = -1;  // the first slot with a denominator
         F acc = F::one();
         if (o0 < total) {
+            // The bucket of the slot being located and the offsets around it; those of the
+            // bucket after it are read ahead (the walk usually steps one bucket on).
             uint32_t b = msm_bucket_of(out_off, 0, nb, o0);
-            uint32_t ob = out_off[b], oe = out_off[b + 1];
-            // Slot i's first input and whether it has a second (false past the end).
-            auto locate = [&](int i, uint32_t& p1, bool& pair) -> bool {
+            uint32_t ob = out_off[b], oe = out_off[b + 1], ib = in_off[b], ie = in_off[b + 1];
+            uint32_t oe2 = b + 2 <= nb ? out_off[b + 2] : oe, ie2 = b + 2 <= nb ? in_off[b + 2] : ie;
+            // Slot i's inputs: whether it has any (false past the end), and two.
+            struct Loc {
+                bool valid, pair;
+                uint32_t a, b;  // input indices (sorted entries: sign in bit 31)
+            };
+            auto locate = [&](int i) -> Loc {
+                Loc l{false, false, 0, 0};
                 const uint64_t o = o0 + i;
-                if (o >= total) return false;
+                if (i >= (int)slots || o >= total) return l;
                 if (o >= oe) {
                     b++;
                     ob = oe;
-                    oe = out_off[b + 1];
+                    oe = oe2;
+                    ib = ie;
+                    ie = ie2;
                     if (o >= oe) {  // empty buckets between
                         b = msm_bucket_of(out_off, b, nb, o);
                         ob = out_off[b];
                         oe = out_off[b + 1];
+                        ib = in_off[b];
+                        ie = in_off[b + 1];
                     }
+                    oe2 = b + 2 <= nb ? out_off[b + 2] : oe;
+                    ie2 = b + 2 <= nb ? in_off[b + 2] : ie;
                 }
-                p1 = in_off[b] + 2 * (uint32_t)(o - ob);
-                pair = p1 + 1 < in_off[b + 1];
-                return true;
+                const uint32_t p1 = ib + 2 * (uint32_t)(o - ob);
+                l.valid = true;
+                l.pair = p1 + 1 < ie;
+                l.a = sorted ? sorted[p1] : p1;
+                l.b = l.pair ? (sorted ? sorted[p1 + 1] : p1 + 1) : l.a;
+                return l;
             };
-            // The next slot's x coordinates are loaded while this slot's product runs.
-            uint32_t np1 = 0;
-            bool npair = false, nvalid = locate(0, np1, npair);
-            F nx1 = F::zero(), nx2 = F::zero();
-            if (nvalid) {
-                nx1 = aff_x(pts, sorted, np1);
-                if (npair) nx2 = aff_x(pts, sorted, np1 + 1);
+            Loc cur = locate(0), nxt = locate(1);
+            F x1 = F::zero(), x2 = F::zero();
+            if (cur.valid) {
+                x1 = aff_x(pts, cur.a);
+                x2 = aff_x(pts, cur.b);
             }
 #pragma unroll 1
-            for (int i = 0; i < AFF_SLOTS; i++) {
-                const uint32_t p1 = np1;
-                const bool pair = npair, valid = nvalid;
-                const F x1 = nx1, x2 = nx2;
-                if (i + 1 < AFF_SLOTS) {
-                    nvalid = locate(i + 1, np1, npair);
-                    if (nvalid) {
-                        nx1 = aff_x(pts, sorted, np1);
-                        if (npair) nx2 = aff_x(pts, sorted, np1 + 1);
-                    }
+            for (int i = 0; i < (int)slots; i++) {
+                const Loc l = cur;
+                const F px = x1, qx = x2;
+                cur = nxt;
+                if (cur.valid) {
+                    x1 = aff_x(pts, cur.a);
+                    x2 = aff_x(pts, cur.b);
                 }
+                nxt = locate(i + 2);
                 uint32_t cs = AFF_NONE;
-                if (valid) {
+                if (l.valid) {
                     F d;
-                    if (pair && !x1.is_zero() && !x2.is_zero() && x1 != x2) {
+                    if (l.pair && !px.is_zero() && !qx.is_zero() && px != qx) {
                         // Neither is the identity (x = 0 there) and the x differ.
                         cs = AFF_ADD;
-                        d = x2 - x1;
+                        d = qx - px;
                     } else {
-                        const Affine<F> p = aff_input(pts, sorted, p1);
-                        const Affine<F> q = pair ? aff_input(pts, sorted, p1 + 1) : p;
-                        cs = aff_case(p, q, pair);
+                        const Affine<F> p = msm_point(pts, l.a);
+                        const Affine<F> q = msm_point(pts, l.b);
+                        cs = aff_case(p, q, l.pair);
                         if (cs == AFF_ADD || cs == AFF_DBL) d = aff_denominator(p, q, cs);
                     }
                     if (cs == AFF_ADD || cs == AFF_DBL) {
@@ -166,54 +265,77 @@ __device__ __forceinline__ void msm_affine_level(const Affine<F>* pts, const uin
                         }
                     }
                 }
-                src[i * stride + g] = p1;
+                src_a[i * stride + g] = l.a;
+                src_b[i * stride + g] = l.b;
                 kind[i * stride + g] = (uint8_t)cs;
             }
         }
-        // The block's products inverted together (leaves at AFF_THREADS + tid).
-        tree[AFF_THREADS + tid] = acc;
-        __syncthreads();
-        for (uint32_t lvl = AFF_THREADS / 2; lvl >= 1; lvl >>= 1) {
-            if (tid < lvl) tree[lvl + tid] = tree[2 * (lvl + tid)] * tree[2 * (lvl + tid) + 1];
-            __syncthreads();
-        }
-#if !FILPROVE_AFF_NO_INVERSE  // timing diagnostic only: the sums are then wrong
-        if (tid == 0) tree[1] = field_inverse(tree[1]);
-#endif
-        __syncthreads();
-        for (uint32_t lvl = 1; lvl < AFF_THREADS; lvl <<= 1) {
-            if (tid < lvl) {
-                const uint32_t i = lvl + tid;
-                const F inv = tree[i], l = tree[2 * i], r = tree[2 * i + 1];
-                tree[2 * i] = inv * r;
-                tree[2 * i + 1] = inv * l;
-            }
-            __syncthreads();
-        }
-        F run = tree[AFF_THREADS + tid];  // 1 / acc
-        __syncthreads();                  // every leaf read before the next round writes
+        F run = aff_block_inverse(acc, roots);  // 1 / acc
         if (o0 >= total) continue;
+        // Phase 3, slots backwards. Slot i's case and indices, and its copies into buffer
+        // i & 1 (one group per slot, empty for nothing to copy).
+        struct Meta {
+            uint32_t cs, a, b;
+        };
+        auto meta = [&](int i) -> Meta {
+            return {kind[i * stride + g], src_a[i * stride + g], src_b[i * stride + g]};
+        };
+        auto copy = [&](int i, const Meta& m) {
+            const int buf = i & 1;
+            if (m.cs != AFF_NONE) {
+                const uint4* a = reinterpret_cast<const uint4*>(pts + (m.a & 0x7fffffffu));
+                const uint4* bq = reinterpret_cast<const uint4*>(pts + (m.b & 0x7fffffffu));
+#pragma unroll
+                for (int k = 0; k < 6; k++) aff_cp16(piece(buf, k), a + k);
+                if (m.cs != AFF_FIRST) {
+#pragma unroll
+                    for (int k = 0; k < 6; k++) aff_cp16(piece(buf, 6 + k), bq + k);
+                }
+                if ((m.cs == AFF_ADD || m.cs == AFF_DBL) && i != first) {
+                    const uint4* pr = reinterpret_cast<const uint4*>(pre + i * stride + g);
+#pragma unroll
+                    for (int k = 0; k < 3; k++) aff_cp16(piece(buf, 12 + k), pr + k);
+                }
+            }
+            aff_cp_commit();
+        };
+        const int last = (int)slots - 1;
+        Meta m = meta(last), mn = meta(last >= 1 ? last - 1 : 0);
+        copy(last, m);
 #pragma unroll 1
-        for (int i = AFF_SLOTS - 1; i >= 0; i--) {
-            const uint32_t cs = kind[i * stride + g];
-            if (cs == AFF_NONE) continue;
-            const uint32_t p1 = src[i * stride + g];
-            const Affine<F> p = aff_input(pts, sorted, p1);
-            const Affine<F> q = cs == AFF_FIRST ? p : aff_input(pts, sorted, p1 + 1);
+        for (int i = last; i >= 0; i--) {
+            const Meta c = m;
+            if (i > 0) {
+                copy(i - 1, mn);
+                m = mn;
+                if (i > 1) mn = meta(i - 2);
+                aff_cp_wait<1>();  // slot i's group done, slot i - 1's in flight
+            } else {
+                aff_cp_wait<0>();
+            }
+            if (c.cs == AFF_NONE) continue;
+            const int buf = i & 1;
+            Affine<F> p = {staged_at(buf, 0), staged_at(buf, 3)};
+            if (c.a >> 31) p = p.neg();
+            Affine<F> q = p;
+            if (c.cs != AFF_FIRST) {
+                q = {staged_at(buf, 6), staged_at(buf, 9)};
+                if (c.b >> 31) q = q.neg();
+            }
             Affine<F> r = p;
-            if (cs == AFF_SECOND) {
+            if (c.cs == AFF_SECOND) {
                 r = q;
-            } else if (cs == AFF_INF) {
+            } else if (c.cs == AFF_INF) {
                 r = {F::zero(), F::zero()};
-            } else if (cs != AFF_FIRST) {
-                const F d = aff_denominator(p, q, cs);
+            } else if (c.cs != AFF_FIRST) {
+                const F d = aff_denominator(p, q, c.cs);
                 F inv = run;
                 if (i != first) {
-                    inv = run * vload(pre + i * stride + g);
+                    inv = run * staged_at(buf, 12);
                     run = run * d;
                 }
                 F num;
-                if (cs == AFF_ADD) {
+                if (c.cs == AFF_ADD) {
                     num = q.y - p.y;
                 } else {
                     const F xx = p.x.sqr();

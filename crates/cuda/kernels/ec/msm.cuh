@@ -8,10 +8,11 @@
 //    conversion in each cost 13 x 2 Fr products per scalar, ~100 ms at 2^27);
 // 1. msm_count: each scalar -> signed c-bit digits (all windows up to the group's last,
 //    for the carries); count the group's non-zero digits per bucket
-//    (key = (window - w0) * B + |digit| - 1, B = 2^(c-1) buckets per window);
+//    (key = (window - w0) * B + |digit| - 1, B = 2^(c-1) buckets per window); for the
+//    first group only: every later group is counted by the scatter of the one before;
 // 2. exclusive scan of the counts (scalars.cu) -> bucket offsets;
 // 3. msm_scatter: write "base index | sign << 31" into its bucket's slot (counting sort;
-//    the order inside a bucket does not matter);
+//    the order inside a bucket does not matter), and count the next group's digits;
 // 4. msm_chunk_sum: the sorted entries are cut into chunks of L; one thread per chunk
 //    sums its points (XYZZ += affine) bucket by bucket. A bucket that lies inside the
 //    chunk is written out; the chunk's first bucket, when it began in an earlier chunk,
@@ -31,8 +32,9 @@
 // them out.
 //
 // A split MSM first classifies the scalars (classify_scalars in scalars.cu): the indices
-// of the ones are summed by msm_list_sum, the others go through Pippenger as an index list
-// (`idx`, its length in device memory at `n_dev`).
+// of the ones are summed by msm_list_sum (G1 from 2^25 ones: after batch-affine levels
+// over them as one bucket), the others go through Pippenger as an index list (`idx`, its
+// length in device memory at `n_dev`).
 #pragma once
 #include "xyzz.cuh"
 
@@ -50,17 +52,20 @@ __device__ __forceinline__ uint32_t msm_len(uint32_t n, const uint32_t* n_dev) {
 }
 
 // `canon[i]`: entry i's scalar as an integer (msm_canonical); its base is idx[i], or i.
+// The scatter also counts the next group's digits (windows [w1, w2)) into `next` when it
+// is not null, so that no separate count pass reads the scalars again.
 template <bool SCATTER>
 __device__ __forceinline__ void msm_digits(const Fr* canon, const uint32_t* idx, uint32_t n,
                                            const uint32_t* n_dev, uint32_t c, uint32_t w0, uint32_t w1,
-                                           uint32_t* counts, uint32_t* sorted) {
+                                           uint32_t* counts, uint32_t* sorted, uint32_t* next, uint32_t w2) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= msm_len(n, n_dev)) return;
     const Fr k = canon[i];
     if (k.is_zero()) return;
     const uint32_t B = 1u << (c - 1);
     uint32_t carry = 0;
-    for (uint32_t w = 0; w < w1; w++) {
+    const uint32_t wend = next ? max(w1, w2) : w1;
+    for (uint32_t w = 0; w < wend; w++) {
         uint32_t d = scalar_bits(k, w * c, c) + carry;
         uint32_t a, neg;
         if (d > B) {
@@ -73,6 +78,10 @@ __device__ __forceinline__ void msm_digits(const Fr* canon, const uint32_t* idx,
             carry = 0;
         }
         if (w < w0 || a == 0) continue;
+        if (w >= w1) {  // the next group's count
+            atomicAdd(&next[(w - w1) * B + a - 1], 1u);
+            continue;
+        }
         uint32_t key = (w - w0) * B + a - 1;
         if (!SCATTER) {
             atomicAdd(&counts[key], 1u);
@@ -221,8 +230,10 @@ __device__ __forceinline__ void msm_bucket_reduce(const Xyzz<F>* buckets, uint32
     if (threadIdx.x == 0) partial[blockIdx.x] = sm[0];
 }
 
-// Thread j: partial[j] = sum of bases[idx[p]] for p in [j L, (j+1) L) below the list's
-// length (identity past it). `chunks` threads in all.
+// Thread j: partial[j] = sum of bases[idx[p]] (bases[p] when idx is null) for p in
+// [j L, (j+1) L) below the list's length (identity past it). `chunks` threads in all.
+// Loading the next point ahead, as msm_chunk_sum does, made the G2 ones' sum slower (31.8
+// against 30.7 ms at 2^25: the G2 kernel then spills) and the G1 one no faster (session 10).
 template <class F>
 __device__ __forceinline__ void msm_list_sum(const Affine<F>* bases, const uint32_t* idx, uint32_t n,
                                              const uint32_t* n_dev, uint32_t L, uint32_t chunks,
@@ -232,7 +243,7 @@ __device__ __forceinline__ void msm_list_sum(const Affine<F>* bases, const uint3
     const uint32_t len = msm_len(n, n_dev);
     Xyzz<F> acc = Xyzz<F>::inf();
     const uint64_t p0 = (uint64_t)j * L, p1 = min(p0 + L, (uint64_t)len);
-    for (uint64_t p = p0; p < p1; p++) acc = acc.add_affine(vload(bases + idx[p]));
+    for (uint64_t p = p0; p < p1; p++) acc = acc.add_affine(vload(bases + (idx ? idx[p] : p)));
     partial[j] = acc;
 }
 
@@ -286,12 +297,13 @@ __device__ __forceinline__ void xyzz_reduce(const Xyzz<F>* in, uint32_t m, uint3
     extern "C" __global__ void G##_msm_count(const Fr* s, const uint32_t* idx, uint32_t n,               \
                                              const uint32_t* n_dev, uint32_t c, uint32_t w0, uint32_t w1, \
                                              uint32_t* counts) {                                        \
-        msm_digits<false>(s, idx, n, n_dev, c, w0, w1, counts, nullptr);                                \
+        msm_digits<false>(s, idx, n, n_dev, c, w0, w1, counts, nullptr, nullptr, 0);                    \
     }                                                                                                   \
     extern "C" __global__ void G##_msm_scatter(const Fr* s, const uint32_t* idx, uint32_t n,             \
                                                const uint32_t* n_dev, uint32_t c, uint32_t w0, uint32_t w1, \
-                                               uint32_t* cursors, uint32_t* sorted) {                   \
-        msm_digits<true>(s, idx, n, n_dev, c, w0, w1, cursors, sorted);                                 \
+                                               uint32_t* cursors, uint32_t* sorted, uint32_t* next,     \
+                                               uint32_t w2) {                                           \
+        msm_digits<true>(s, idx, n, n_dev, c, w0, w1, cursors, sorted, next, w2);                       \
     }                                                                                                   \
     extern "C" __global__ void SUM_BOUNDS G##_msm_chunk_sum(const Affine<F>* b, const uint32_t* sorted,             \
                                                  const uint32_t* off, uint32_t nb, uint32_t L,           \
