@@ -25,7 +25,7 @@
 
 // Threads per block (one inversion per block and round) and the level kernel's launch
 // bounds (blocks per SM). The host (src/msm_affine.rs) reads the block size back from the
-// launch bounds; it passes the output slots per thread and round. A/B builds set
+// launch bounds; it passes the most output slots per thread and round. A/B builds set
 // FILPROVE_AFF_THREADS (a multiple of 32) and FILPROVE_AFF_MIN_BLOCKS.
 // FILPROVE_AFF_NO_INVERSE=1 skips the block's inversion: wrong sums, for timing only.
 #ifndef FILPROVE_AFF_THREADS
@@ -88,19 +88,13 @@ __device__ __forceinline__ void aff_cp_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-// A field element across a warp: lane `lane - d` (up), `lane + d` (down).
-template <class F>
-__device__ __forceinline__ F aff_shfl_up(const F& a, uint32_t d) {
+// A field element across a warp: from lane `lane - d` (UP) or `lane + d`.
+template <bool UP, class F>
+__device__ __forceinline__ F aff_shfl(const F& a, uint32_t d) {
     F r;
 #pragma unroll
-    for (int k = 0; k < F::N; k++) r.v[k] = __shfl_up_sync(0xffffffffu, a.v[k], d);
-    return r;
-}
-template <class F>
-__device__ __forceinline__ F aff_shfl_down(const F& a, uint32_t d) {
-    F r;
-#pragma unroll
-    for (int k = 0; k < F::N; k++) r.v[k] = __shfl_down_sync(0xffffffffu, a.v[k], d);
+    for (int k = 0; k < F::N; k++)
+        r.v[k] = UP ? __shfl_up_sync(0xffffffffu, a.v[k], d) : __shfl_down_sync(0xffffffffu, a.v[k], d);
     return r;
 }
 
@@ -116,13 +110,13 @@ __device__ __forceinline__ F aff_block_inverse(const F& a, F* roots) {
     F pre = a, suf = a;  // inclusive products of lanes <= l and >= l
 #pragma unroll 1
     for (uint32_t d = 1; d < 32; d <<= 1) {
-        const F up = aff_shfl_up(pre, d), down = aff_shfl_down(suf, d);
+        const F up = aff_shfl<true>(pre, d), down = aff_shfl<false>(suf, d);
         if (lane >= d) pre = pre * up;
         if (lane + d < 32) suf = suf * down;
     }
-    F others = aff_shfl_up(pre, 1);  // lanes below l, then times lanes above l
+    F others = aff_shfl<true>(pre, 1);  // lanes below l, then times lanes above l
     if (lane == 0) others = F::one();
-    F above = aff_shfl_down(suf, 1);
+    F above = aff_shfl<false>(suf, 1);
     if (lane != 31) others = others * above;
     if (lane == 31) roots[w] = pre;  // the warp's product
     __syncthreads();
@@ -149,9 +143,10 @@ __device__ __forceinline__ F aff_block_inverse(const F& a, F* roots) {
 
 // One level (see the top), at most `max_slots` (at least 1) outputs per thread and
 // round. in_off / out_off: nb + 1 offsets of the input and output points per bucket.
-// Scratch, max_slots * gridDim.x * AFF_THREADS entries each: `pre`
-// (prefix products), `src_a` / `src_b` (each slot's two input indices, sign in bit 31 on
-// the first level) and `kind` (its AFF_* case). Dynamic shared memory: AFF_STAGE_BYTES.
+// Scratch, max_slots * gridDim.x * AFF_THREADS entries each: `pre` (prefix products),
+// `src_a` / `src_b` (each slot's two input indices, sign in bit 31 on the first level)
+// and `kind` (its AFF_* case). Dynamic shared memory: AFF_STAGE_BYTES (the host's
+// `stage_bytes`).
 //
 // Every global load is issued a slot or two before its use: phase 1 finds slot i + 2's
 // inputs (bucket offsets of the next bucket read ahead, the scattered entries' indices)
