@@ -17,7 +17,8 @@
 //    sums its points (XYZZ += affine) bucket by bucket. A bucket that lies inside the
 //    chunk is written out; the chunk's first bucket, when it began in an earlier chunk,
 //    goes to head[chunk], its last, when it goes on into the next, to tail[chunk]. (With
-//    the batch-affine levels of ec/affine_sums.cuh, G1 from 2^25 entries, the chunks sum
+//    the batch-affine levels of ec/affine_sums.cuh, G1 groups from AffineSums' threshold
+//    (2^23 entries by default, src/msm_affine.rs), the chunks sum
 //    the points those levels leave instead of the scattered entries.) Every
 //    thread does the same work however the digits fall (one heavy bucket, a sparse top
 //    window, many equal scalars);
@@ -32,8 +33,8 @@
 // them out.
 //
 // A split MSM first classifies the scalars (classify_scalars in scalars.cu): the indices
-// of the ones are summed by msm_list_sum (G1 from 2^25 ones: after batch-affine levels
-// over them as one bucket), the others go through Pippenger as an index list (`idx`, its
+// of the ones are summed by msm_list_sum (G1 from the same threshold: after batch-affine
+// levels over them as one bucket), the others go through Pippenger as an index list (`idx`, its
 // length in device memory at `n_dev`).
 #pragma once
 #include "xyzz.cuh"
