@@ -1,5 +1,6 @@
 // G1 MSM kernels (see ec/msm.cuh) and Fq self-test kernels.
 #include "ec/affine_sums.cuh"
+#include "ec/leftover.cuh"
 
 MSM_KERNELS(g1, Fq, MSM_SUM_BOUNDS, MSM_REDUCE_BOUNDS_G1)
 
@@ -10,6 +11,22 @@ extern "C" __global__ void __launch_bounds__(AFF_THREADS, FILPROVE_AFF_MIN_BLOCK
     g1_msm_affine_level(const G1A* pts, const uint32_t* sorted, const uint32_t* in_off, const uint32_t* out_off,
                         uint32_t nb, G1A* out, Fq* pre, uint32_t* src_a, uint32_t* src_b, uint8_t* kind, uint32_t max_slots) {
     msm_affine_level<Fq>(pts, sorted, in_off, out_off, nb, out, pre, src_a, src_b, kind, max_slots);
+}
+
+extern "C" __global__ void g1_msm_leftover_heavy_counts(const uint32_t* off, uint32_t nb, uint32_t light,
+                                                        uint32_t* counts) {
+    msm_leftover_heavy_counts(off, nb, light, counts);
+}
+extern "C" __global__ void MSM_SUM_BOUNDS g1_msm_leftover_chunk_sum(const G1A* pts, const uint32_t* off,
+                                                                     const uint32_t* hoff, uint32_t nb, uint32_t L,
+                                                                     uint32_t chunks, G1X* buckets, G1X* head,
+                                                                     G1X* tail) {
+    msm_leftover_chunk_sum<Fq>(pts, off, hoff, nb, L, chunks, buckets, head, tail);
+}
+extern "C" __global__ void LEFTOVER_REDUCE_BOUNDS g1_msm_leftover_reduce(const G1A* pts, const uint32_t* off,
+                                                                       const G1X* heavy, uint32_t light, uint32_t c,
+                                                                       uint32_t S, G1X* partial) {
+    msm_leftover_reduce<Fq>(pts, off, heavy, light, c, S, partial);
 }
 
 // out[i] = op(x[i], y[i]) on Montgomery Fq values. op: 0 mul, 1 add, 2 sub, 3 neg(x),

@@ -75,7 +75,7 @@ const KERNELS: &[(&str, &[&str])] = &[
         ],
     ),
 ];
-const MSM_G1: [&str; 11] = [
+const MSM_G1: [&str; 14] = [
     "g1_msm_count",
     "g1_msm_scatter",
     "g1_msm_chunk_sum",
@@ -86,6 +86,9 @@ const MSM_G1: [&str; 11] = [
     "g1_xyzz_reduce",
     "g1_msm_affine_halve",
     "g1_msm_affine_level",
+    "g1_msm_leftover_heavy_counts",
+    "g1_msm_leftover_chunk_sum",
+    "g1_msm_leftover_reduce",
     "fq_test_op",
 ];
 const MSM_G2: [&str; 9] = [

@@ -4,7 +4,7 @@
 //! All launches go to one stream; the only host synchronisation is reading the result.
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
-use cudarc::driver::{CudaSlice, CudaStream, CudaView, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, PushKernelArg};
 use filprove_groth16::ProveError;
 use group::Group as _;
 
@@ -158,7 +158,14 @@ pub fn scratch_bytes<C: Curve>(n: usize) -> usize {
     let canon = n * 32;
     let affine = if C::AFFINE_SUMS {
         let entries = g * n;
-        AffineSums::from_env().scratch_bytes(entries, nb)
+        let sums = AffineSums::from_env();
+        // With levels: the heavy buckets' sums and the reduction's partial sums too.
+        let reduce = if sums.levels_for(entries) > 0 {
+            nb * x + w as usize * msm_affine::MAX_LEFTOVER_SEGMENTS as usize * x
+        } else {
+            0
+        };
+        sums.scratch_bytes(entries, nb) + reduce
     } else {
         0
     };
@@ -378,8 +385,36 @@ fn pippenger<C: Curve>(
     let null = 0u64;
     let grid_n = blocks(n, 256);
     let mut window_sums = gpu.alloc::<u8>(w as usize * x)?;
-    // Every window's buckets (zero = the identity), reduced together after the last group.
-    let mut all_buckets = gpu.zeros::<u8>(w as usize * b * x)?;
+    // Windows [0, wa) are in groups that run the batch-affine levels and fill the GPU
+    // with their buckets (only the last group can be smaller): they are reduced from
+    // what the levels leave, group by group (msm_affine::reduce_leftover), into
+    // `leftover_partial`; the others go through XYZZ buckets.
+    let has_levels =
+        |w0: u32| C::AFFINE_SUMS && affine.levels_for(((w0 + g).min(w) - w0) as usize * n) > 0;
+    let mut lsegs = 0;
+    let mut wa = 0;
+    for w0 in (0..w).step_by(g as usize) {
+        let w1 = (w0 + g).min(w);
+        let segs = if has_levels(w0) {
+            msm_affine::leftover_segments::<C>(gpu, w1 - w0, c, affine.leftover)?
+        } else {
+            None
+        };
+        match segs {
+            Some(segs) if lsegs == 0 || segs == lsegs => {
+                lsegs = segs;
+                wa = w1;
+            }
+            _ => break,
+        }
+    }
+    let mut leftover_partial = gpu.alloc::<u8>(wa as usize * lsegs as usize * x)?;
+    // The heavy buckets' sums of a group (reduce_leftover).
+    let mut heavy_sums = gpu.alloc::<u8>(if wa > 0 { g as usize * b * x } else { 0 })?;
+    // The other windows' buckets (zero = the identity), reduced together after the last
+    // group.
+    let plain = (w - wa) as usize;
+    let mut all_buckets = gpu.zeros::<u8>(plain * b * x)?;
     let resident = gpu.resident_threads(&k("msm_chunk_sum"), 128)?;
     // The scalars as integers in entry order, converted once for every digit pass.
     let mut canon = gpu.alloc::<u8>(n * 32)?;
@@ -402,9 +437,7 @@ fn pippenger<C: Curve>(
     // are as allocated here (counts/offsets nb+1, the next group's counts its nb+1, sorted
     // gw*n, buckets nb, head/tail `chunks`, partial gw*segs, window sums w); `list`, when
     // given, holds n indices of points below bases.len() / AFFINE_BYTES (written by
-    // classify_scalars). After the batch-affine levels the chunk sums read `left.points`
-    // (`left.bound` points, at least `left.offsets[nb]`) with a null index list, which
-    // msm_entry reads as the identity.
+    // classify_scalars).
     //
     // The digits of every group after the first are counted by the scatter of the group
     // before it (one pass over the scalars fewer per group).
@@ -464,109 +497,79 @@ fn pippenger<C: Curve>(
         drop(counts);
         counted = next;
         gpu.probe("msm_scatter")?;
-        let mut buckets = all_buckets.slice_mut(w0 as usize * b * x..w1 as usize * b * x);
-        let levels = if C::AFFINE_SUMS {
-            affine.levels_for(gw * n)
-        } else {
-            0
-        };
-        // The chunk sums take the scattered entries, or what the batch-affine levels
-        // leave of them.
-        let left = if levels > 0 {
-            Some(msm_affine::run_levels(
-                gpu,
-                bases,
-                &sorted,
-                &offsets,
-                nb,
-                gw * n,
-                affine,
-            )?)
+        let left = if has_levels(w0) {
+            let left = msm_affine::run_levels(gpu, bases, &sorted, &offsets, nb, gw * n, affine)?;
+            Some(left)
         } else {
             None
         };
-        let (offsets, entries) = match left {
-            Some(ref l) => (&l.offsets, l.bound),
-            None => (&offsets, gw * n),
+        if w0 < wa {
+            let left = left.ok_or_else(|| gpu.fault("leftover group without levels".into()))?;
+            drop(sorted);
+            let range = w0 as usize * lsegs as usize * x..w1 as usize * lsegs as usize * x;
+            msm_affine::reduce_leftover::<C>(
+                gpu,
+                &left,
+                nb,
+                (c, lsegs),
+                resident,
+                &mut heavy_sums,
+                &mut leftover_partial.slice_mut(range),
+            )?;
+            continue;
+        }
+        // The chunk sums take the scattered entries, or what the batch-affine levels
+        // leave of them.
+        let range = (w0 - wa) as usize * b * x..(w1 - wa) as usize * b * x;
+        let (input, offsets, entries) = match &left {
+            Some(l) => (SumInput::Leftover(&l.points), &l.offsets, l.bound),
+            None => (SumInput::Scattered(bases, &sorted), &offsets, gw * n),
         };
-        let l = chunk_len(entries, resident);
-        let chunks = entries.div_ceil(l as usize);
-        let mut head = gpu.alloc::<u8>(chunks * x)?;
-        let mut tail = gpu.alloc::<u8>(chunks * x)?;
-        let (nb32, chunks32) = (nb as u32, chunks as u32);
-        unsafe {
-            let mut lb = s.launch_builder(gpu.func(&k("msm_chunk_sum"))?);
-            match &left {
-                Some(l) => lb.arg(&l.points).arg(&null),
-                None => lb.arg(bases).arg(&sorted),
-            };
-            lb.arg(offsets)
-                .arg(&nb32)
-                .arg(&l)
-                .arg(&chunks32)
-                .arg(&mut buckets)
-                .arg(&mut head)
-                .arg(&mut tail)
-                .launch(cfg(blocks(chunks, 128), 128, 0))
-        }
-        .map_err(launch_err(gpu, "msm_chunk_sum"))?;
-        gpu.probe("msm_chunk_sum")?;
-        let mut heavy = gpu.alloc::<u32>(nb)?;
-        let mut heavy_count = gpu.zeros::<u32>(1)?;
-        unsafe {
-            s.launch_builder(gpu.func(&k("msm_chunk_fixup"))?)
-                .arg(offsets)
-                .arg(&nb32)
-                .arg(&l)
-                .arg(&head)
-                .arg(&tail)
-                .arg(&mut buckets)
-                .arg(&mut heavy)
-                .arg(&mut heavy_count)
-                .launch(cfg(blocks(nb, 128), 128, 0))
-        }
-        .map_err(launch_err(gpu, "msm_chunk_fixup"))?;
-        // Grid-stride over the heavy buckets (their number stays on the device).
-        unsafe {
-            s.launch_builder(gpu.func(&k("msm_heavy_fixup"))?)
-                .arg(offsets)
-                .arg(&l)
-                .arg(&head)
-                .arg(&tail)
-                .arg(&mut buckets)
-                .arg(&heavy)
-                .arg(&heavy_count)
-                .launch(cfg(nb.min(1024), t, shared))
-        }
-        .map_err(launch_err(gpu, "msm_heavy_fixup"))?;
-        drop((head, tail, heavy, heavy_count));
-        gpu.probe("msm_chunk_fixup")?;
+        bucket_sums::<C>(
+            gpu,
+            input,
+            offsets,
+            nb,
+            entries,
+            resident,
+            &mut all_buckets.slice_mut(range),
+        )?;
     }
+    drop(heavy_sums);
     drop(canon);
-    // One reduction over all windows: enough threads to fill the GPU (per window, 2^19
-    // buckets at 32 per thread are a quarter of a wave).
-    let parts = w as usize * segs as usize;
-    let mut partial = gpu.alloc::<u8>(parts * x)?;
-    unsafe {
-        s.launch_builder(gpu.func(&k("msm_bucket_reduce"))?)
-            .arg(&all_buckets)
-            .arg(&c)
-            .arg(&segs)
-            .arg(&mut partial)
-            .launch(cfg(parts, t, shared))
+    if wa > 0 {
+        window_reduce::<C>(
+            gpu,
+            &leftover_partial,
+            lsegs,
+            wa,
+            &mut window_sums.slice_mut(..wa as usize * x),
+        )?;
     }
-    .map_err(launch_err(gpu, "msm_bucket_reduce"))?;
+    drop(leftover_partial);
+    if plain > 0 {
+        // One reduction over the windows: enough threads to fill the GPU (per window,
+        // 2^19 buckets at 32 per thread are a quarter of a wave).
+        let parts = plain * segs as usize;
+        let mut partial = gpu.alloc::<u8>(parts * x)?;
+        unsafe {
+            s.launch_builder(gpu.func(&k("msm_bucket_reduce"))?)
+                .arg(&all_buckets)
+                .arg(&c)
+                .arg(&segs)
+                .arg(&mut partial)
+                .launch(cfg(parts, t, shared))
+        }
+        .map_err(launch_err(gpu, "msm_bucket_reduce"))?;
+        window_reduce::<C>(
+            gpu,
+            &partial,
+            segs,
+            w - wa,
+            &mut window_sums.slice_mut(wa as usize * x..),
+        )?;
+    }
     drop(all_buckets);
-    let parts32 = parts as u32;
-    unsafe {
-        s.launch_builder(gpu.func(&k("xyzz_reduce"))?)
-            .arg(&partial)
-            .arg(&segs)
-            .arg(&parts32)
-            .arg(&mut window_sums)
-            .launch(cfg(w as usize, t, shared))
-    }
-    .map_err(launch_err(gpu, "xyzz_reduce"))?;
     gpu.probe("msm_bucket_reduce")?;
     Ok(DeviceMsm {
         sums: Some(window_sums),
@@ -574,6 +577,122 @@ fn pippenger<C: Curve>(
         c,
         extra: None,
     })
+}
+
+/// What a group's bucket sums (steps 4 and 5 of msm.cuh) read.
+pub(crate) enum SumInput<'a, 'b> {
+    /// The scattered entries: `sorted` indexes the bases (sign in bit 31).
+    Scattered(&'a CudaView<'b, u8>, &'a CudaSlice<u32>),
+    /// The points the batch-affine levels left, in bucket order.
+    Leftover(&'a CudaSlice<u8>),
+    /// The same and their bucket offsets, for the heavy buckets alone: the offsets given
+    /// to [`bucket_sums`] number the heavy buckets' points (ec/leftover.cuh).
+    Heavy(&'a CudaSlice<u8>, &'a CudaSlice<u32>),
+}
+
+/// Sums the entries of each of the `nb` buckets (`offsets`, nb + 1 of them; at most
+/// `entries` entries) into `buckets` (nb points): chunk sums over one wave of `resident`
+/// threads, then the fix-up of the buckets that span chunks (queued).
+pub(crate) fn bucket_sums<C: Curve>(
+    gpu: &Gpu,
+    input: SumInput<'_, '_>,
+    offsets: &CudaSlice<u32>,
+    nb: usize,
+    entries: usize,
+    resident: usize,
+    buckets: &mut CudaViewMut<'_, u8>,
+) -> Result<(), ProveError> {
+    let s = gpu.stream();
+    let x = C::XYZZ_BYTES;
+    let t = C::REDUCE_THREADS;
+    let l = chunk_len(entries, resident);
+    let chunks = entries.div_ceil(l as usize);
+    let mut head = gpu.alloc::<u8>(chunks * x)?;
+    let mut tail = gpu.alloc::<u8>(chunks * x)?;
+    let (nb32, chunks32) = (nb as u32, chunks as u32);
+    let name = match input {
+        SumInput::Scattered(..) | SumInput::Leftover(_) => "msm_chunk_sum",
+        SumInput::Heavy(..) => "msm_leftover_chunk_sum",
+    };
+    let null = 0u64;
+    // SAFETY (all three): argument lists as in msm.cuh's MSM_KERNELS and msm_g1.cu;
+    // `offsets` holds nb + 1 words, their last at most `entries`; the scattered entries
+    // index points below the bases' length; the leftover points are at least `entries`
+    // (msm_entry reads a null index list as the identity), and with heavy offsets their
+    // own offsets (nb + 1) are those the heavy offsets count;
+    // `buckets` holds nb points, head/tail `chunks`, `heavy` nb words.
+    unsafe {
+        let mut lb = s.launch_builder(gpu.func(&format!("{}_{name}", C::PREFIX))?);
+        match input {
+            SumInput::Scattered(bases, sorted) => lb.arg(bases).arg(sorted).arg(offsets).arg(&nb32),
+            SumInput::Leftover(points) => lb.arg(points).arg(&null).arg(offsets).arg(&nb32),
+            SumInput::Heavy(points, all) => lb.arg(points).arg(all).arg(offsets).arg(&nb32),
+        };
+        lb.arg(&l)
+            .arg(&chunks32)
+            .arg(&mut *buckets)
+            .arg(&mut head)
+            .arg(&mut tail)
+            .launch(cfg(blocks(chunks, 128), 128, 0))
+    }
+    .map_err(launch_err(gpu, name))?;
+    gpu.probe("msm_chunk_sum")?;
+    let mut heavy = gpu.alloc::<u32>(nb)?;
+    let mut heavy_count = gpu.zeros::<u32>(1)?;
+    unsafe {
+        s.launch_builder(gpu.func(&format!("{}_msm_chunk_fixup", C::PREFIX))?)
+            .arg(offsets)
+            .arg(&nb32)
+            .arg(&l)
+            .arg(&head)
+            .arg(&tail)
+            .arg(&mut *buckets)
+            .arg(&mut heavy)
+            .arg(&mut heavy_count)
+            .launch(cfg(blocks(nb, 128), 128, 0))
+    }
+    .map_err(launch_err(gpu, "msm_chunk_fixup"))?;
+    // Grid-stride over the heavy buckets (their number stays on the device).
+    unsafe {
+        s.launch_builder(gpu.func(&format!("{}_msm_heavy_fixup", C::PREFIX))?)
+            .arg(offsets)
+            .arg(&l)
+            .arg(&head)
+            .arg(&tail)
+            .arg(&mut *buckets)
+            .arg(&heavy)
+            .arg(&heavy_count)
+            .launch(cfg(nb.min(1024), t, t * x as u32))
+    }
+    .map_err(launch_err(gpu, "msm_heavy_fixup"))?;
+    gpu.probe("msm_chunk_fixup")?;
+    Ok(())
+}
+
+/// window_sums[i] = the sum of partial[i * segs .. (i + 1) * segs] for `windows` windows
+/// (queued).
+fn window_reduce<C: Curve>(
+    gpu: &Gpu,
+    partial: &CudaSlice<u8>,
+    segs: u32,
+    windows: u32,
+    window_sums: &mut CudaViewMut<'_, u8>,
+) -> Result<(), ProveError> {
+    let t = C::REDUCE_THREADS;
+    let parts = windows * segs;
+    // SAFETY: xyzz_reduce(in, m, n, out) as in msm.cuh; `partial` holds windows * segs
+    // points, `window_sums` `windows`.
+    unsafe {
+        gpu.stream()
+            .launch_builder(gpu.func(&format!("{}_xyzz_reduce", C::PREFIX))?)
+            .arg(partial)
+            .arg(&segs)
+            .arg(&parts)
+            .arg(&mut *window_sums)
+            .launch(cfg(windows as usize, t, t * C::XYZZ_BYTES as u32))
+    }
+    .map_err(launch_err(gpu, "xyzz_reduce"))?;
+    Ok(())
 }
 
 /// Sum of bases[ones[i]] for the `n` indices of the ones (one XYZZ point on the device;

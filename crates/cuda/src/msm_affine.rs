@@ -2,19 +2,20 @@
 //!
 //! Each level pairs the points of every bucket and adds each pair in affine coordinates,
 //! the denominators of a block's pairs inverted together: about 6 field products per
-//! addition against the 10 of the mixed XYZZ addition that `msm_chunk_sum` makes. After
-//! the last level the chunk sums add what is left of each bucket (about a 2^-levels share
-//! of the entries).
+//! addition against the 10 of the mixed XYZZ addition that `msm_chunk_sum` makes. What
+//! the last level leaves of each bucket (about a 2^-levels share of the entries) goes
+//! straight into the bucket reduction's running sums ([`reduce_leftover`],
+//! kernels/ec/leftover.cuh).
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use cudarc::driver::sys::CUfunction_attribute;
-use cudarc::driver::{CudaFunction, CudaSlice, CudaView, DriverError, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaView, CudaViewMut, DriverError, PushKernelArg};
 use filprove_groth16::ProveError;
 
 use crate::gpu::{blocks, cfg, Gpu};
-use crate::msm::scan_u32;
+use crate::msm::{bucket_sums, scan_u32, Curve, SumInput};
 
 /// Bytes of one G1 affine point and of one Fq element on the device.
 const POINT_BYTES: usize = 96;
@@ -59,6 +60,20 @@ pub struct AffineSums {
     pub min_entries: usize,
     /// Output slots per thread and round: one inversion per block of threads and round.
     pub slots: u32,
+    /// Which groups with levels reduce straight from what the levels leave
+    /// ([`reduce_leftover`]); the others sum it into XYZZ buckets first.
+    pub leftover: LeftoverReduce,
+}
+
+/// When a window group with levels reduces straight from their leftover points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeftoverReduce {
+    /// When its buckets fill the GPU ([`leftover_segments`]): the H MSM's groups.
+    Auto,
+    /// Every group with levels (tests: the heavy-bucket path at small sizes).
+    Always,
+    /// None (A/B runs).
+    Never,
 }
 
 impl AffineSums {
@@ -67,14 +82,15 @@ impl AffineSums {
         levels: 0,
         min_entries: usize::MAX,
         slots: Self::SLOTS,
+        leftover: LeftoverReduce::Auto,
     };
 
     /// Default slots per thread and round.
     pub const SLOTS: u32 = 128;
 
-    /// The default, or `FILPROVE_MSM_AFFINE_LEVELS`, `FILPROVE_MSM_AFFINE_MIN` and
-    /// `FILPROVE_MSM_AFFINE_SLOTS` (1 to 1,024), read once per process (A/B runs; every
-    /// setting gives the same sums).
+    /// The default, or `FILPROVE_MSM_AFFINE_LEVELS`, `FILPROVE_MSM_AFFINE_MIN`,
+    /// `FILPROVE_MSM_AFFINE_SLOTS` (1 to 1,024) and `FILPROVE_MSM_LEFTOVER` (auto, always,
+    /// never), read once per process (A/B runs; every setting gives the same sums).
     ///
     /// Default: 5 levels from 2^23 entries (window groups, or the ones of a split MSM),
     /// at most 128 slots per thread and round. On the H200 (docs/benchmarks.md, "Session
@@ -91,6 +107,14 @@ impl AffineSums {
                 min_entries: get("FILPROVE_MSM_AFFINE_MIN").map_or(1 << 23, |v: u64| v as usize),
                 slots: get("FILPROVE_MSM_AFFINE_SLOTS")
                     .map_or(Self::SLOTS, |v: u64| v.clamp(1, 1024) as u32),
+                leftover: match std::env::var("FILPROVE_MSM_LEFTOVER")
+                    .as_deref()
+                    .map(str::trim)
+                {
+                    Ok("always") => LeftoverReduce::Always,
+                    Ok("never") => LeftoverReduce::Never,
+                    _ => LeftoverReduce::Auto,
+                },
             }
         })
     }
@@ -219,6 +243,118 @@ pub fn run_levels(
     cur.ok_or_else(|| gpu.fault("no batch-affine level ran".into()))
 }
 
+/// Leftover points up to which a bucket's points are added one by one in the reduction;
+/// larger buckets are summed first, balanced over the GPU (ec/leftover.cuh). Random
+/// scalars leave 2 or 3 per bucket at 2^27 points and 5 levels; a thread's run of about
+/// 40 buckets then costs at most 3 to 4 times the typical one.
+pub const LEFTOVER_LIGHT: u32 = 8;
+
+/// Upper bound on the leftover reduction's blocks per window.
+pub const MAX_LEFTOVER_SEGMENTS: u32 = 4096;
+
+/// Threads per block of the leftover reduction (a power of two: its shared-memory tree).
+const LEFTOVER_THREADS: u32 = 128;
+
+/// Blocks per window of the leftover reduction for a group of `group_windows` windows of
+/// 2^(c-1) buckets, or None when `mode` says no or (Auto) the group is too small for it: its threads take at least
+/// 32 buckets each (each ends with a scalar multiplication of ~20 doublings by its first
+/// bucket's index) and must then fill at least half of the GPU (a wave of the reduction
+/// at most). 2^27 points: 256 blocks, 64 buckets per thread. The split MSMs' groups
+/// (2^17 buckets, 6 windows: 96 blocks) are better off through XYZZ buckets and one
+/// reduction over all windows (G1 split 2^27: 60.4 against 67.9 ms, session 11).
+pub(crate) fn leftover_segments<C: Curve>(
+    gpu: &Gpu,
+    group_windows: u32,
+    c: u32,
+    mode: LeftoverReduce,
+) -> Result<Option<u32>, ProveError> {
+    if mode == LeftoverReduce::Never {
+        return Ok(None);
+    }
+    let name = format!("{}_msm_leftover_reduce", C::PREFIX);
+    let shared = LEFTOVER_THREADS * C::XYZZ_BYTES as u32;
+    let wave =
+        gpu.resident_threads_with(&name, LEFTOVER_THREADS, shared)? / LEFTOVER_THREADS as usize;
+    let gw = group_windows.max(1) as usize;
+    let spread = ((1usize << (c - 1)) / (LEFTOVER_THREADS as usize * 32)).max(1);
+    if mode == LeftoverReduce::Auto && 2 * gw * spread < wave {
+        return Ok(None);
+    }
+    let segs = (wave / gw).clamp(1, spread.min(MAX_LEFTOVER_SEGMENTS as usize));
+    Ok(Some(1 << segs.ilog2()))
+}
+
+/// Steps 4-6 of a window group of `nb` buckets (window bits and blocks per window in
+/// `(c, segs)`) from what its levels left: the heavy buckets' sums into `heavy` (at least
+/// nb points; only the heavy buckets' are written and read; chunks over one wave of
+/// `resident` threads), then the running sums, one partial sum per block into `partial`
+/// (windows x segs points). Queued.
+pub(crate) fn reduce_leftover<C: Curve>(
+    gpu: &Gpu,
+    left: &Leftover,
+    nb: usize,
+    (c, segs): (u32, u32),
+    resident: usize,
+    heavy: &mut CudaSlice<u8>,
+    partial: &mut CudaViewMut<'_, u8>,
+) -> Result<(), ProveError> {
+    let x = C::XYZZ_BYTES;
+    let nb32 = nb as u32;
+    // The heavy buckets' points, numbered apart (an exclusive scan of their sizes).
+    let mut counts = gpu.alloc::<u32>(nb + 1)?;
+    let counts_fn = format!("{}_msm_leftover_heavy_counts", C::PREFIX);
+    // SAFETY: msm_leftover_heavy_counts(off, nb, light, counts) as in msm_g1.cu; both
+    // arrays hold nb + 1 words.
+    unsafe {
+        gpu.stream()
+            .launch_builder(gpu.func(&counts_fn)?)
+            .arg(&left.offsets)
+            .arg(&nb32)
+            .arg(&LEFTOVER_LIGHT)
+            .arg(&mut counts)
+            .launch(cfg(blocks(nb + 1, 256), 256, 0))
+    }
+    .map_err(|e| gpu.err(&counts_fn, e))?;
+    let mut heavy_off = gpu.alloc::<u32>(nb + 1)?;
+    scan_u32(gpu, &counts, &mut heavy_off, nb + 1)?;
+    drop(counts);
+    let input = SumInput::Heavy(&left.points, &left.offsets);
+    bucket_sums::<C>(
+        gpu,
+        input,
+        &heavy_off,
+        nb,
+        left.bound,
+        resident,
+        &mut heavy.slice_mut(..nb * x),
+    )?;
+    let windows = nb >> (c - 1);
+    let name = format!("{}_msm_leftover_reduce", C::PREFIX);
+    // SAFETY: msm_leftover_reduce(pts, off, heavy, light, c, S, partial) as in msm_g1.cu;
+    // `offsets` holds nb + 1 words (nb = windows x 2^(c-1)), the points `bound` >=
+    // offsets[nb], `heavy` nb points, `partial` windows x segs; blocks of
+    // LEFTOVER_THREADS with their shared-memory tree.
+    unsafe {
+        gpu.stream()
+            .launch_builder(gpu.func(&name)?)
+            .arg(&left.points)
+            .arg(&left.offsets)
+            .arg(&*heavy)
+            .arg(&LEFTOVER_LIGHT)
+            .arg(&c)
+            .arg(&segs)
+            .arg(&mut *partial)
+            .launch(cfg(
+                windows * segs as usize,
+                LEFTOVER_THREADS,
+                LEFTOVER_THREADS * x as u32,
+            ))
+    }
+    .map_err(|e| gpu.err(&name, e))?;
+    gpu.probe("msm_leftover_reduce")?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,6 +391,7 @@ mod tests {
             levels: 4,
             min_entries: 1,
             slots: 128,
+            leftover: LeftoverReduce::Auto,
         };
         assert!(on.scratch_bytes(1 << 27, 1 << 21) > 9 << 30);
         assert_eq!(AffineSums::OFF.scratch_bytes(1 << 27, 1 << 21), 0);
@@ -266,6 +403,7 @@ mod tests {
             levels: 3,
             min_entries: 100,
             slots: 8,
+            leftover: LeftoverReduce::Auto,
         };
         assert_eq!(a.levels_for(99), 0);
         assert_eq!(a.levels_for(100), 3);

@@ -5,7 +5,7 @@ mod common;
 use blstrs::Scalar as Fr;
 use ff::Field;
 use filprove_cuda::msm::{msm_host, msm_host_with, G1, G2};
-use filprove_cuda::msm_affine::AffineSums;
+use filprove_cuda::msm_affine::{AffineSums, LeftoverReduce};
 use filprove_groth16::cpu;
 use group::prime::PrimeCurveAffine;
 use group::Curve;
@@ -152,8 +152,9 @@ fn repeated_opposite_and_identity_bases() {
 
 /// The batch-affine levels of the G1 bucket sums, forced on at every size and for 1 to 6
 /// levels: random points and scalars, one heavy bucket (all scalars equal), the Filecoin
-/// mix through the split MSM, and bases that repeat, cancel and include the identity
-/// (the pairs' tangent, identity and pass-through cases).
+/// mix through the split MSM, heavy and light buckets mixed (the leftover reduction's
+/// two paths), and bases that repeat, cancel and include the identity (the pairs'
+/// tangent, identity and pass-through cases).
 #[test]
 fn affine_levels_match_cpu() {
     let Some(gpu) = common::gpu("affine_levels_match_cpu") else {
@@ -171,20 +172,40 @@ fn affine_levels_match_cpu() {
             _ => Fr::random(&mut rng),
         })
         .collect();
+    // Heavy and light buckets side by side after the levels: two thirds of the scalars
+    // from 37 values, a third small integers (window 0's low buckets only).
+    let values: Vec<Fr> = (0..37).map(|_| Fr::random(&mut rng)).collect();
+    let few: Vec<Fr> = (0..max)
+        .map(|i| {
+            if i % 3 == 0 {
+                Fr::from((i % 1000 + 2) as u64)
+            } else {
+                values[i % values.len()]
+            }
+        })
+        .collect();
     let distinct = common::g1_points(&mut rng, 7);
     let picks = [Fr::random(&mut rng), Fr::random(&mut rng), -Fr::ONE];
-    // Slots per thread and round: 1, an odd count, and the default.
-    for (levels, slots) in [(1u32, 1u32), (2, 5), (3, AffineSums::SLOTS), (6, 2)] {
+    // Slots per thread and round: 1, an odd count, and the default; the leftover
+    // reduction forced on (its light and heavy buckets at every size), and off.
+    for (levels, slots, leftover) in [
+        (1u32, 1u32, LeftoverReduce::Always),
+        (2, 5, LeftoverReduce::Never),
+        (3, AffineSums::SLOTS, LeftoverReduce::Always),
+        (6, 2, LeftoverReduce::Always),
+    ] {
         let affine = AffineSums {
             levels,
             min_entries: 0,
             slots,
+            leftover,
         };
         for n in common::sizes(17) {
             for (name, s) in [
                 ("random", &scalars),
                 ("same", &same),
                 ("filecoin", &filecoin),
+                ("few", &few),
             ] {
                 let want = cpu::msm_g1(&bases[..n], &s[..n]).unwrap();
                 for split in [false, true] {
@@ -193,7 +214,7 @@ fn affine_levels_match_cpu() {
                     assert_eq!(
                         got.to_affine(),
                         want.to_affine(),
-                        "{levels} levels, {name} of {n}, split {split}"
+                        "{levels} levels, {leftover:?}, {name} of {n}, split {split}"
                     );
                 }
             }

@@ -6,9 +6,9 @@
 // many denominators for 3 products each plus one inversion. Each level here pairs the
 // points of every bucket, (0, 1), (2, 3), ..., and writes the sums (an odd bucket's last
 // point goes on alone): m points become ceil(m / 2), in bucket order, with new offsets
-// (msm_affine_halve, then an exclusive scan). After the last level msm_chunk_sum adds
-// what is left of each bucket in XYZZ coordinates, as it does the scattered entries
-// without these levels.
+// (msm_affine_halve, then an exclusive scan). After the last level ec/leftover.cuh adds
+// what is left of each bucket in XYZZ coordinates, straight into the bucket reduction's
+// running sums.
 //
 // One level: block-uniform rounds over the level's outputs; in a round each thread takes
 // `slots` consecutive outputs (one binary search for the first one's bucket, then a

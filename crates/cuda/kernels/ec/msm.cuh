@@ -16,10 +16,7 @@
 // 4. msm_chunk_sum: the sorted entries are cut into chunks of L; one thread per chunk
 //    sums its points (XYZZ += affine) bucket by bucket. A bucket that lies inside the
 //    chunk is written out; the chunk's first bucket, when it began in an earlier chunk,
-//    goes to head[chunk], its last, when it goes on into the next, to tail[chunk]. (With
-//    the batch-affine levels of ec/affine_sums.cuh, G1 groups from AffineSums' threshold
-//    (2^23 entries by default, src/msm_affine.rs), the chunks sum
-//    the points those levels leave instead of the scattered entries.) Every
+//    goes to head[chunk], its last, when it goes on into the next, to tail[chunk]. Every
 //    thread does the same work however the digits fall (one heavy bucket, a sparse top
 //    window, many equal scalars);
 // 5. msm_chunk_fixup: one thread per bucket that spans chunks adds its pieces
@@ -27,7 +24,11 @@
 //    to msm_heavy_fixup, a block per bucket;
 // 6. msm_bucket_reduce: per window, S blocks of T threads each take a run of buckets and
 //    form sum (b+1) * bucket_b by running sums, then a shared-memory tree; xyzz_reduce
-//    adds the S partials of each window;
+//    adds the S partials of each window.
+// G1 groups from AffineSums' threshold (2^23 entries by default, src/msm_affine.rs) run
+// batch-affine levels after step 3 (ec/affine_sums.cuh); steps 4-6 then take what those
+// levels leave: group by group in ec/leftover.cuh when a group's buckets fill the GPU
+// (the H MSM), else as above with the leftover points as the sorted entries.
 // The window sums go to the host, which combines them by Horner's rule (src/msm.rs,
 // DeviceMsm) and adds the sum of the points whose scalar is 1 when the split MSM took
 // them out.
