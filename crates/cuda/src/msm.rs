@@ -503,13 +503,12 @@ fn pippenger<C: Curve>(
         } else {
             None
         };
-        if w0 < wa {
-            let left = left.ok_or_else(|| gpu.fault("leftover group without levels".into()))?;
+        if let Some(left) = left.as_ref().filter(|_| w0 < wa) {
             drop(sorted);
             let range = w0 as usize * lsegs as usize * x..w1 as usize * lsegs as usize * x;
             msm_affine::reduce_leftover::<C>(
                 gpu,
-                &left,
+                left,
                 nb,
                 (c, lsegs),
                 resident,
@@ -538,13 +537,9 @@ fn pippenger<C: Curve>(
     drop(heavy_sums);
     drop(canon);
     if wa > 0 {
-        window_reduce::<C>(
-            gpu,
-            &leftover_partial,
-            lsegs,
-            wa,
-            &mut window_sums.slice_mut(..wa as usize * x),
-        )?;
+        let parts = wa as usize * lsegs as usize;
+        let mut sums = window_sums.slice_mut(..wa as usize * x);
+        sum_runs::<C>(gpu, &leftover_partial, lsegs, parts, &mut sums)?;
     }
     drop(leftover_partial);
     if plain > 0 {
@@ -561,11 +556,11 @@ fn pippenger<C: Curve>(
                 .launch(cfg(parts, t, shared))
         }
         .map_err(launch_err(gpu, "msm_bucket_reduce"))?;
-        window_reduce::<C>(
+        sum_runs::<C>(
             gpu,
             &partial,
             segs,
-            w - wa,
+            parts,
             &mut window_sums.slice_mut(wa as usize * x..),
         )?;
     }
@@ -669,27 +664,27 @@ pub(crate) fn bucket_sums<C: Curve>(
     Ok(())
 }
 
-/// window_sums[i] = the sum of partial[i * segs .. (i + 1) * segs] for `windows` windows
-/// (queued).
-fn window_reduce<C: Curve>(
+/// out[j] = the sum of input[j m .. min((j + 1) m, n)] for j < max(1, ceil(n / m))
+/// (`xyzz_reduce`, one block per output; queued).
+fn sum_runs<C: Curve>(
     gpu: &Gpu,
-    partial: &CudaSlice<u8>,
-    segs: u32,
-    windows: u32,
-    window_sums: &mut CudaViewMut<'_, u8>,
+    input: &CudaSlice<u8>,
+    m: u32,
+    n: usize,
+    out: &mut CudaViewMut<'_, u8>,
 ) -> Result<(), ProveError> {
     let t = C::REDUCE_THREADS;
-    let parts = windows * segs;
-    // SAFETY: xyzz_reduce(in, m, n, out) as in msm.cuh; `partial` holds windows * segs
-    // points, `window_sums` `windows`.
+    let (grid, n32) = (n.div_ceil(m as usize).max(1), n as u32);
+    // SAFETY: xyzz_reduce(in, m, n, out) as in msm.cuh; `input` holds n points, `out`
+    // one per block.
     unsafe {
         gpu.stream()
             .launch_builder(gpu.func(&format!("{}_xyzz_reduce", C::PREFIX))?)
-            .arg(partial)
-            .arg(&segs)
-            .arg(&parts)
-            .arg(&mut *window_sums)
-            .launch(cfg(windows as usize, t, t * C::XYZZ_BYTES as u32))
+            .arg(input)
+            .arg(&m)
+            .arg(&n32)
+            .arg(&mut *out)
+            .launch(cfg(grid, t, t * C::XYZZ_BYTES as u32))
     }
     .map_err(launch_err(gpu, "xyzz_reduce"))?;
     Ok(())
@@ -768,25 +763,11 @@ pub fn reduce_points<C: Curve>(
     mut points: CudaSlice<u8>,
     mut count: usize,
 ) -> Result<CudaSlice<u8>, ProveError> {
-    const PER_BLOCK: usize = 1024;
-    let t = C::REDUCE_THREADS;
-    let f = gpu.func(&format!("{}_xyzz_reduce", C::PREFIX))?;
+    const PER_BLOCK: u32 = 1024;
     while count > 1 || count == 0 {
-        let nblocks = count.div_ceil(PER_BLOCK).max(1);
+        let nblocks = count.div_ceil(PER_BLOCK as usize).max(1);
         let mut out = gpu.alloc::<u8>(nblocks * C::XYZZ_BYTES)?;
-        let (m32, n32) = (PER_BLOCK as u32, count as u32);
-        // SAFETY: xyzz_reduce(in, m, n, out) as in msm.cuh; `points` holds `count`
-        // points, `out` one per block.
-        unsafe {
-            gpu.stream()
-                .launch_builder(f)
-                .arg(&points)
-                .arg(&m32)
-                .arg(&n32)
-                .arg(&mut out)
-                .launch(cfg(nblocks, t, t * C::XYZZ_BYTES as u32))
-        }
-        .map_err(launch_err(gpu, "xyzz_reduce"))?;
+        sum_runs::<C>(gpu, &points, PER_BLOCK, count, &mut out.slice_mut(..))?;
         points = out;
         count = nblocks;
     }

@@ -245,8 +245,8 @@ pub fn run_levels(
 
 /// Leftover points up to which a bucket's points are added one by one in the reduction;
 /// larger buckets are summed first, balanced over the GPU (ec/leftover.cuh). Random
-/// scalars leave 2 or 3 per bucket at 2^27 points and 5 levels; a thread's run of about
-/// 40 buckets then costs at most 3 to 4 times the typical one.
+/// scalars leave 2 or 3 per bucket at 2^27 points and 5 levels; a thread's run of 64
+/// buckets then costs at most 3 to 4 times the typical one.
 pub const LEFTOVER_LIGHT: u32 = 8;
 
 /// Upper bound on the leftover reduction's blocks per window.
@@ -256,10 +256,10 @@ pub const MAX_LEFTOVER_SEGMENTS: u32 = 4096;
 const LEFTOVER_THREADS: u32 = 128;
 
 /// Blocks per window of the leftover reduction for a group of `group_windows` windows of
-/// 2^(c-1) buckets, or None when `mode` says no or (Auto) the group is too small for it: its threads take at least
-/// 32 buckets each (each ends with a scalar multiplication of ~20 doublings by its first
-/// bucket's index) and must then fill at least half of the GPU (a wave of the reduction
-/// at most). 2^27 points: 256 blocks, 64 buckets per thread. The split MSMs' groups
+/// 2^(c-1) buckets, or None when `mode` says no or (Auto) the group is too small for it:
+/// its threads take at least 32 buckets each (each ends with a scalar multiplication of
+/// ~20 doublings by its first bucket's index) and must then fill at least half of the GPU
+/// (a wave of the reduction at most). 2^27 points: 256 blocks, 64 buckets per thread. The split MSMs' groups
 /// (2^17 buckets, 6 windows: 96 blocks) are better off through XYZZ buckets and one
 /// reduction over all windows (G1 split 2^27: 60.4 against 67.9 ms, session 11).
 pub(crate) fn leftover_segments<C: Curve>(
