@@ -1,6 +1,8 @@
-// Scalar-side helpers: u32 exclusive scan (bucket offsets, density prefixes) and the
-// gather of the witness values whose density bit is set.
+// Scalar-side helpers: u32 exclusive scan (bucket offsets, density prefixes), the
+// gather of the witness values whose density bit is set, and the MSMs' curve-independent
+// passes (classification, canonical form, the binned scatter of bin_scatter.cuh).
 #include "ff/bls12_381.cuh"
+#include "bin_scatter.cuh"
 
 #define SCAN_BLOCK 1024
 

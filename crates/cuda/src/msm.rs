@@ -11,6 +11,7 @@ use group::Group as _;
 use crate::field::{self, Limbs};
 use crate::gpu::{blocks, cfg, Gpu};
 use crate::msm_affine::{self, AffineSums};
+use crate::msm_scatter::{Digits, Scattered};
 
 /// A curve group the MSM kernels are instantiated for.
 pub trait Curve {
@@ -146,19 +147,29 @@ pub fn scratch_bytes<C: Curve>(n: usize) -> usize {
     let n = n.max(1);
     let c = window_bits(n);
     let w = windows(c);
-    let g = group_windows(n, w) as usize;
+    let sums = AffineSums::from_env();
+    let binned = sums.binned_for(n);
+    let g = if binned {
+        1
+    } else {
+        group_windows(n, w) as usize
+    };
     let (x, b) = (C::XYZZ_BYTES, 1usize << (c - 1));
     let nb = g * b;
     // Chunks: at most one per 8 entries (the shortest chunk), at most MAX_CHUNKS.
     let chunks = (g * n).div_ceil(8).min(MAX_CHUNKS) + 1;
     let segs = reduce_segments(c, C::REDUCE_THREADS) as usize;
     let group = 4 * (nb + 1) * 4 + (nb / 1024 + 2) * 4 + g * n * 4 + 2 * chunks * x;
+    let bins = if binned {
+        Digits::binned_bytes(n, b)
+    } else {
+        0
+    };
     let all = w as usize * b * x + w as usize * segs * x;
     let lists = 2 * n * 4 + 2 * (n.div_ceil(list_chunk_len(n) as usize) + 2) * x;
-    let canon = n * 32;
+    let canon = Digits::canon_bytes(n, binned);
     let affine = if C::AFFINE_SUMS {
         let entries = g * n;
-        let sums = AffineSums::from_env();
         // With levels: the heavy buckets' sums and the reduction's partial sums too.
         let reduce = if sums.levels_for(entries) > 0 {
             nb * x + w as usize * msm_affine::MAX_LEFTOVER_SEGMENTS as usize * x
@@ -169,10 +180,10 @@ pub fn scratch_bytes<C: Curve>(n: usize) -> usize {
     } else {
         0
     };
-    w as usize * x + x + all + group + lists + canon + affine
+    w as usize * x + x + all + group + bins + lists + canon + affine
 }
 
-fn launch_err<'a>(
+pub(crate) fn launch_err<'a>(
     gpu: &'a Gpu,
     what: &str,
 ) -> impl Fn(cudarc::driver::DriverError) -> ProveError + 'a {
@@ -377,13 +388,12 @@ fn pippenger<C: Curve>(
     let c = window_bits(n);
     let w = windows(c);
     let b = 1usize << (c - 1);
-    let g = group_windows(n, w);
+    // The large MSMs scatter through bins, one window per group.
+    let binned = affine.binned_for(n);
+    let g = if binned { 1 } else { group_windows(n, w) };
     let t = C::REDUCE_THREADS;
     let shared = t * x as u32;
     let segs = reduce_segments(c, t);
-    let n32 = n as u32;
-    let null = 0u64;
-    let grid_n = blocks(n, 256);
     let mut window_sums = gpu.alloc::<u8>(w as usize * x)?;
     // Windows [0, wa) are in groups that run the batch-affine levels and fill the GPU
     // with their buckets (only the last group can be smaller): they are reduced from
@@ -416,87 +426,25 @@ fn pippenger<C: Curve>(
     let plain = (w - wa) as usize;
     let mut all_buckets = gpu.zeros::<u8>(plain * b * x)?;
     let resident = gpu.resident_threads(&k("msm_chunk_sum"), 128)?;
-    // The scalars as integers in entry order, converted once for every digit pass.
-    let mut canon = gpu.alloc::<u8>(n * 32)?;
-    // SAFETY: msm_canonical(const Fr*, const u32*, u32, Fr*) as in scalars.cu; `scalars`
-    // holds n Fr (or `list`'s n indices point into it), `canon` n Fr.
-    unsafe {
-        let mut lb = s.launch_builder(gpu.func("msm_canonical")?);
-        lb.arg(scalars);
-        match list {
-            Some(l) => lb.arg(l),
-            None => lb.arg(&null),
-        };
-        lb.arg(&n32)
-            .arg(&mut canon)
-            .launch(cfg(grid_n.min(132 * 32), 256, 0))
-    }
-    .map_err(launch_err(gpu, "msm_canonical"))?;
-    gpu.probe("msm_canonical")?;
+    // The scalars as integers, converted once for every digit pass.
+    let digits = Digits::new(gpu, p, scalars, list, n, c, binned)?;
     // SAFETY (every launch below): argument lists match msm.cuh's MSM_KERNELS; buffer sizes
-    // are as allocated here (counts/offsets nb+1, the next group's counts its nb+1, sorted
-    // gw*n, buckets nb, head/tail `chunks`, partial gw*segs, window sums w); `list`, when
-    // given, holds n indices of points below bases.len() / AFFINE_BYTES (written by
-    // classify_scalars).
+    // are as allocated here (buckets nb, head/tail `chunks`, partial gw*segs, window sums
+    // w); the scatter (msm_scatter.rs) gives nb + 1 offsets and their entries.
     //
     // The digits of every group after the first are counted by the scatter of the group
     // before it (one pass over the scalars fewer per group).
     let mut counted: Option<CudaSlice<u32>> = None;
     for w0 in (0..w).step_by(g as usize) {
         let w1 = (w0 + g).min(w);
-        let w2 = (w1 + g).min(w); // the next group's end (w1 after the last group)
         let gw = (w1 - w0) as usize;
         let nb = gw * b;
-        let digits = |name: &str,
-                      counts: &mut CudaSlice<u32>,
-                      sorted: Option<&mut CudaSlice<u32>>,
-                      next: Option<&mut CudaSlice<u32>>| {
-            let mut lb = s.launch_builder(gpu.func(&k(name))?);
-            lb.arg(&canon);
-            match list {
-                Some(l) => lb.arg(l),
-                None => lb.arg(&null),
-            };
-            lb.arg(&n32)
-                .arg(&null)
-                .arg(&c)
-                .arg(&w0)
-                .arg(&w1)
-                .arg(counts);
-            if let Some(sorted) = sorted {
-                lb.arg(sorted);
-                match next {
-                    Some(next) => lb.arg(next),
-                    None => lb.arg(&null),
-                };
-                lb.arg(&w2);
-            }
-            unsafe { lb.launch(cfg(grid_n, 256, 0)) }.map_err(launch_err(gpu, name))
-        };
-        let mut counts = match counted.take() {
-            Some(counts) => counts,
-            None => {
-                let mut counts = gpu.zeros::<u32>(nb + 1)?;
-                digits("msm_count", &mut counts, None, None)?;
-                gpu.probe("msm_count")?;
-                counts
-            }
-        };
-        let mut offsets = gpu.alloc::<u32>(nb + 1)?;
-        scan_u32(gpu, &counts, &mut offsets, nb + 1)?;
-        s.memcpy_dtod(&offsets, &mut counts)
-            .map_err(launch_err(gpu, "copy offsets"))?;
-        gpu.probe("msm_scan")?;
-        let mut sorted = gpu.alloc::<u32>(gw * n)?;
-        let mut next = if w2 > w1 {
-            Some(gpu.zeros::<u32>((w2 - w1) as usize * b + 1)?)
+        let Scattered { offsets, sorted } = if binned {
+            digits.binned(w0, &mut counted)?
         } else {
-            None
+            // The next group's end (w1 after the last group).
+            digits.direct(w0, w1, (w1 + g).min(w), &mut counted)?
         };
-        digits("msm_scatter", &mut counts, Some(&mut sorted), next.as_mut())?;
-        drop(counts);
-        counted = next;
-        gpu.probe("msm_scatter")?;
         let left = if has_levels(w0) {
             let left = msm_affine::run_levels(gpu, bases, &sorted, &offsets, nb, gw * n, affine)?;
             Some(left)
@@ -535,7 +483,7 @@ fn pippenger<C: Curve>(
         )?;
     }
     drop(heavy_sums);
-    drop(canon);
+    drop(digits);
     if wa > 0 {
         let parts = wa as usize * lsegs as usize;
         let mut sums = window_sums.slice_mut(..wa as usize * x);

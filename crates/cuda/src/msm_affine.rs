@@ -63,6 +63,9 @@ pub struct AffineSums {
     /// Which groups with levels reduce straight from what the levels leave
     /// ([`reduce_leftover`]); the others sum it into XYZZ buckets first.
     pub leftover: LeftoverReduce,
+    /// Smallest MSM (entries) whose windows are scattered one at a time through bins
+    /// (kernels/bin_scatter.cuh); `usize::MAX`: none.
+    pub binned_min: usize,
 }
 
 /// When a window group with levels reduces straight from their leftover points.
@@ -83,14 +86,27 @@ impl AffineSums {
         min_entries: usize::MAX,
         slots: Self::SLOTS,
         leftover: LeftoverReduce::Auto,
+        binned_min: Self::BINNED_MIN,
     };
+
+    /// Default [`AffineSums::binned_min`]: none yet. The binned scatter is written and
+    /// tested for the CPU's answers by tests/msm (forced on at every size), but it has
+    /// not run on a GPU: it becomes the default only once the device tests pass and the
+    /// A/B (`FILPROVE_MSM_BINNED_MIN` = [`AffineSums::BINNED_MIN_PLANNED`] against the
+    /// default) shows the gain (docs/gpu-notes.md, "Next").
+    pub const BINNED_MIN: usize = usize::MAX;
+
+    /// The intended threshold: MSMs whose sorted entries of one window (4 bytes each) no
+    /// longer fit a third of the H200's 50 MB L2.
+    pub const BINNED_MIN_PLANNED: usize = 1 << 22;
 
     /// Default slots per thread and round.
     pub const SLOTS: u32 = 128;
 
     /// The default, or `FILPROVE_MSM_AFFINE_LEVELS`, `FILPROVE_MSM_AFFINE_MIN`,
-    /// `FILPROVE_MSM_AFFINE_SLOTS` (1 to 1,024) and `FILPROVE_MSM_LEFTOVER` (auto, always,
-    /// never), read once per process (A/B runs; every setting gives the same sums).
+    /// `FILPROVE_MSM_AFFINE_SLOTS` (1 to 1,024), `FILPROVE_MSM_LEFTOVER` (auto, always,
+    /// never) and `FILPROVE_MSM_BINNED_MIN`, read once per process (A/B runs; every
+    /// setting gives the same sums).
     ///
     /// Default: 5 levels from 2^23 entries (window groups, or the ones of a split MSM),
     /// at most 128 slots per thread and round. On the H200 (docs/benchmarks.md, "Session
@@ -115,8 +131,15 @@ impl AffineSums {
                     Ok("never") => LeftoverReduce::Never,
                     _ => LeftoverReduce::Auto,
                 },
+                binned_min: get("FILPROVE_MSM_BINNED_MIN")
+                    .map_or(Self::BINNED_MIN, |v: u64| v as usize),
             }
         })
+    }
+
+    /// Whether an MSM of `n` entries is scattered through bins.
+    pub fn binned_for(&self, n: usize) -> bool {
+        n >= self.binned_min
     }
 
     /// Levels for a window group of `entries` scattered entries.
@@ -392,6 +415,7 @@ mod tests {
             min_entries: 1,
             slots: 128,
             leftover: LeftoverReduce::Auto,
+            binned_min: AffineSums::BINNED_MIN,
         };
         assert!(on.scratch_bytes(1 << 27, 1 << 21) > 9 << 30);
         assert_eq!(AffineSums::OFF.scratch_bytes(1 << 27, 1 << 21), 0);
@@ -404,8 +428,10 @@ mod tests {
             min_entries: 100,
             slots: 8,
             leftover: LeftoverReduce::Auto,
+            binned_min: 100,
         };
         assert_eq!(a.levels_for(99), 0);
+        assert!(!a.binned_for(99) && a.binned_for(100));
         assert_eq!(a.levels_for(100), 3);
         assert_eq!(AffineSums::OFF.levels_for(usize::MAX - 1), 0);
     }

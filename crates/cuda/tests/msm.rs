@@ -98,6 +98,65 @@ fn split_msm_edge_distributions() {
     }
 }
 
+/// The binned scatter (msm.cuh, step 3) forced on at every size, G1 and G2, plain and
+/// split: random scalars, one heavy bucket, the Filecoin mix, -1 (every window's top
+/// bucket) and small integers (window 0's low bins only, the others empty).
+#[test]
+fn binned_scatter_matches_cpu() {
+    let Some(gpu) = common::gpu("binned_scatter_matches_cpu") else {
+        return;
+    };
+    let mut rng = common::rng("binned_scatter");
+    let max = 1usize << 16;
+    let max2 = 1usize << 12;
+    let bases = common::g1_points(&mut rng, max);
+    let bases2 = common::g2_points(&mut rng, max2);
+    let random = common::scalars(&mut rng, max);
+    let same = vec![Fr::random(&mut rng); max];
+    let filecoin: Vec<Fr> = (0..max)
+        .map(|i| match i % 100 {
+            0..=50 => Fr::ZERO,
+            51..=97 => Fr::ONE,
+            _ => Fr::random(&mut rng),
+        })
+        .collect();
+    let minus = vec![-Fr::ONE; max];
+    let small: Vec<Fr> = (0..max).map(|i| Fr::from((i % 300) as u64)).collect();
+    let binned = AffineSums {
+        binned_min: 0,
+        ..AffineSums::from_env()
+    };
+    for n in common::sizes(16) {
+        for (name, s) in [
+            ("random", &random),
+            ("same", &same),
+            ("filecoin", &filecoin),
+            ("minus-one", &minus),
+            ("small", &small),
+        ] {
+            let want = cpu::msm_g1(&bases[..n], &s[..n]).unwrap();
+            let want2 = (n <= max2).then(|| cpu::msm_g2(&bases2[..n], &s[..n]).unwrap());
+            for split in [false, true] {
+                let got = msm_host_with::<G1>(&gpu, &bases[..n], &s[..n], split, &binned).unwrap();
+                assert_eq!(
+                    got.to_affine(),
+                    want.to_affine(),
+                    "G1 {name} of {n}, split {split}"
+                );
+                if let Some(want2) = want2 {
+                    let got2 =
+                        msm_host_with::<G2>(&gpu, &bases2[..n], &s[..n], split, &binned).unwrap();
+                    assert_eq!(
+                        got2.to_affine(),
+                        want2.to_affine(),
+                        "G2 {name} of {n}, split {split}"
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// n bases from 7 distinct points: mostly the points themselves, some negated, some the
 /// identity, in a fixed pattern.
 fn repeat_negate_identity<P: PrimeCurveAffine>(distinct: &[P], n: usize) -> Vec<P> {
@@ -187,18 +246,20 @@ fn affine_levels_match_cpu() {
     let distinct = common::g1_points(&mut rng, 7);
     let picks = [Fr::random(&mut rng), Fr::random(&mut rng), -Fr::ONE];
     // Slots per thread and round: 1, an odd count, and the default; the leftover
-    // reduction forced on (its light and heavy buckets at every size), and off.
-    for (levels, slots, leftover) in [
-        (1u32, 1u32, LeftoverReduce::Always),
-        (2, 5, LeftoverReduce::Never),
-        (3, AffineSums::SLOTS, LeftoverReduce::Always),
-        (6, 2, LeftoverReduce::Always),
+    // reduction forced on (its light and heavy buckets at every size), and off; the
+    // scatter binned at every size, and direct.
+    for (levels, slots, leftover, binned_min) in [
+        (1u32, 1u32, LeftoverReduce::Always, 0),
+        (2, 5, LeftoverReduce::Never, usize::MAX),
+        (3, AffineSums::SLOTS, LeftoverReduce::Always, usize::MAX),
+        (6, 2, LeftoverReduce::Always, 0),
     ] {
         let affine = AffineSums {
             levels,
             min_entries: 0,
             slots,
             leftover,
+            binned_min,
         };
         for n in common::sizes(17) {
             for (name, s) in [

@@ -12,7 +12,9 @@
 //    first group only: every later group is counted by the scatter of the one before;
 // 2. exclusive scan of the counts (scalars.cu) -> bucket offsets;
 // 3. msm_scatter: write "base index | sign << 31" into its bucket's slot (counting sort;
-//    the order inside a bucket does not matter), and count the next group's digits;
+//    the order inside a bucket does not matter), and count the next group's digits. The
+//    large MSMs, one window per group, scatter through bins instead (bin_scatter.cuh):
+//    their global atomics, not memory, bounded this step;
 // 4. msm_chunk_sum: the sorted entries are cut into chunks of L; one thread per chunk
 //    sums its points (XYZZ += affine) bucket by bucket. A bucket that lies inside the
 //    chunk is written out; the chunk's first bucket, when it began in an earlier chunk,
@@ -39,14 +41,7 @@
 // length in device memory at `n_dev`).
 #pragma once
 #include "xyzz.cuh"
-
-__device__ __forceinline__ uint32_t scalar_bits(const Fr& k, uint32_t pos, uint32_t c) {
-    uint32_t w = pos >> 5, b = pos & 31;
-    if (w >= 8) return 0;
-    uint64_t lo = k.v[w];
-    if (w + 1 < 8) lo |= (uint64_t)k.v[w + 1] << 32;
-    return (uint32_t)(lo >> b) & ((1u << c) - 1);
-}
+#include "../digits.cuh"
 
 // Number of entries: n, or the device count when the entries are an index list.
 __device__ __forceinline__ uint32_t msm_len(uint32_t n, const uint32_t* n_dev) {

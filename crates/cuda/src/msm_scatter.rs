@@ -1,0 +1,310 @@
+//! Step 3 of the Pippenger MSM (kernels/ec/msm.cuh): the entries of a window group in
+//! bucket order. Two ways, the same result up to the order inside a bucket:
+//! - direct (`msm_count`, `msm_scatter`): one global atomic per entry and window for its
+//!   bucket's slot and one for the next group's count; any group size;
+//! - binned (kernels/bin_scatter.cuh): one window per group, atomics in shared memory and
+//!   per block and bin in global memory. On the H200 the atomics with return bounded the
+//!   direct scatter of the 2^27 MSM (docs/benchmarks.md, "Session 11"). Off by default
+//!   until measured on the device ([`crate::msm_affine::AffineSums::BINNED_MIN`]).
+
+use cudarc::driver::{CudaSlice, CudaView, LaunchArgs, PushKernelArg};
+use filprove_groth16::ProveError;
+
+use crate::gpu::{blocks, cfg, Gpu};
+use crate::msm::{launch_err, scan_u32};
+
+/// Buckets per bin of the binned scatter (1 << BIN_SHIFT in bin_scatter.cuh).
+pub(crate) const BIN: usize = 1 << 11;
+/// Entries per block of msm_bin_scatter (BIN_THREADS x BIN_PER_THREAD).
+const BIN_TILE: usize = 512 * 32;
+/// Pairs per block of msm_bin_count / msm_bin_place (PLACE_THREADS x PLACE_PER_THREAD).
+const PLACE_TILE: usize = 512 * 16;
+/// Shared bytes of msm_bin_count / msm_bin_place (PLACE_KEYS words).
+const PLACE_SHARED: u32 = 8192 * 4;
+
+/// A window group's entries in bucket order: `sorted` holds "base index | sign << 31"
+/// bucket after bucket, bucket k's from offsets[k] (nb + 1 offsets).
+pub(crate) struct Scattered {
+    pub offsets: CudaSlice<u32>,
+    pub sorted: CudaSlice<u32>,
+}
+
+/// The scalars of one MSM as the digit passes read them.
+pub(crate) struct Digits<'a> {
+    gpu: &'a Gpu,
+    /// Kernel name prefix of the direct passes ("g1", "g2").
+    prefix: &'static str,
+    /// The scalars as integers in entry order: Fr after Fr (direct), or word-transposed
+    /// with their digits' carries after them (binned; msm_canonical_planes).
+    canon: CudaSlice<u8>,
+    /// The entries' bases (a split MSM's index list), or entry i's base is i.
+    list: Option<&'a CudaSlice<u32>>,
+    n: usize,
+    /// Window bits, buckets per window (2^(c-1)), number of windows.
+    c: u32,
+    b: usize,
+    windows: u32,
+}
+
+/// Device pointer 0 for an absent buffer.
+const NULL: u64 = 0;
+
+impl<'a> Digits<'a> {
+    /// Converts the `n` scalars of an MSM (scalars[list[i]], or scalars[i]) for the digit
+    /// passes of `c`-bit windows, in the binned layout or the direct one.
+    pub fn new(
+        gpu: &'a Gpu,
+        prefix: &'static str,
+        scalars: &CudaView<'_, u8>,
+        list: Option<&'a CudaSlice<u32>>,
+        n: usize,
+        c: u32,
+        binned: bool,
+    ) -> Result<Self, ProveError> {
+        let mut canon = gpu.alloc::<u8>(Self::canon_bytes(n, binned))?;
+        let name = if binned {
+            "msm_canonical_planes"
+        } else {
+            "msm_canonical"
+        };
+        let n32 = n as u32;
+        let mut lb = gpu.stream().launch_builder(gpu.func(name)?);
+        lb.arg(scalars);
+        match list {
+            Some(l) => lb.arg(l),
+            None => lb.arg(&NULL),
+        };
+        lb.arg(&n32);
+        if binned {
+            lb.arg(&c);
+        }
+        lb.arg(&mut canon);
+        // SAFETY: msm_canonical(const Fr*, const u32*, u32, Fr*) and
+        // msm_canonical_planes(const Fr*, const u32*, u32, u32, u32*) as in scalars.cu and
+        // bin_scatter.cuh; `scalars` holds n Fr (or `list`'s n indices point into it),
+        // `canon` canon_bytes(n).
+        unsafe { lb.launch(cfg(blocks(n, 256).min(132 * 32), 256, 0)) }
+            .map_err(launch_err(gpu, name))?;
+        gpu.probe("msm_canonical")?;
+        Ok(Self {
+            gpu,
+            prefix,
+            canon,
+            list,
+            n,
+            c,
+            b: 1 << (c - 1),
+            windows: crate::msm::windows(c),
+        })
+    }
+
+    /// Device bytes of the converted scalars: 32 per scalar, 36 binned (the carries).
+    pub fn canon_bytes(n: usize, binned: bool) -> usize {
+        n * if binned { 36 } else { 32 }
+    }
+
+    /// A launch of the direct pass `name` over windows [w0, w1) with its arguments up to
+    /// `counts` pushed.
+    fn direct_launch<'b>(
+        &'b self,
+        name: &'b str,
+        (n, w0, w1): &'b (u32, u32, u32),
+        counts: &'b mut CudaSlice<u32>,
+    ) -> Result<LaunchArgs<'b>, ProveError> {
+        let mut lb = self.gpu.stream().launch_builder(self.gpu.func(name)?);
+        lb.arg(&self.canon);
+        match self.list {
+            Some(l) => lb.arg(l),
+            None => lb.arg(&NULL),
+        };
+        lb.arg(n)
+            .arg(&NULL)
+            .arg(&self.c)
+            .arg(w0)
+            .arg(w1)
+            .arg(counts);
+        Ok(lb)
+    }
+
+    /// The direct scatter of windows [w0, w1); `counted` holds this group's bucket counts
+    /// when the previous group's scatter counted them (else they are counted here), and
+    /// receives the next group's, [w1, w2), when w2 > w1.
+    pub fn direct(
+        &self,
+        w0: u32,
+        w1: u32,
+        w2: u32,
+        counted: &mut Option<CudaSlice<u32>>,
+    ) -> Result<Scattered, ProveError> {
+        let (gpu, s) = (self.gpu, self.gpu.stream());
+        let nb = (w1 - w0) as usize * self.b;
+        let grid = cfg(blocks(self.n, 256), 256, 0);
+        let scatter = format!("{}_msm_scatter", self.prefix);
+        let count = format!("{}_msm_count", self.prefix);
+        let args = (self.n as u32, w0, w1);
+        // SAFETY (both launches): argument lists match msm.cuh's MSM_KERNELS; counts and
+        // offsets hold nb + 1 words, sorted (w1 - w0) n, the next group's counts its
+        // buckets + 1; `list`, when given, holds n indices below the bases' count.
+        let mut counts = match counted.take() {
+            Some(counts) => counts,
+            None => {
+                let mut counts = gpu.zeros::<u32>(nb + 1)?;
+                unsafe { self.direct_launch(&count, &args, &mut counts)?.launch(grid) }
+                    .map_err(launch_err(gpu, "msm_count"))?;
+                gpu.probe("msm_count")?;
+                counts
+            }
+        };
+        let mut offsets = gpu.alloc::<u32>(nb + 1)?;
+        scan_u32(gpu, &counts, &mut offsets, nb + 1)?;
+        s.memcpy_dtod(&offsets, &mut counts)
+            .map_err(launch_err(gpu, "copy offsets"))?;
+        gpu.probe("msm_scan")?;
+        let mut sorted = gpu.alloc::<u32>((w1 - w0) as usize * self.n)?;
+        let mut next = if w2 > w1 {
+            Some(gpu.zeros::<u32>((w2 - w1) as usize * self.b + 1)?)
+        } else {
+            None
+        };
+        unsafe {
+            let mut lb = self.direct_launch(&scatter, &args, &mut counts)?;
+            lb.arg(&mut sorted);
+            match next.as_mut() {
+                Some(next) => lb.arg(next),
+                None => lb.arg(&NULL),
+            };
+            lb.arg(&w2).launch(grid)
+        }
+        .map_err(launch_err(gpu, "msm_scatter"))?;
+        *counted = next;
+        gpu.probe("msm_scatter")?;
+        Ok(Scattered { offsets, sorted })
+    }
+
+    /// Bins of one window's buckets.
+    fn bins(&self) -> usize {
+        self.b.div_ceil(BIN)
+    }
+
+    /// msm_bin_scatter over every entry: window `w` into `pairs` when given (bin_off and
+    /// fill as bin_scatter.cuh says), window `cw`'s bins counted into `counted` when given.
+    #[allow(clippy::too_many_arguments)]
+    fn bin_pass(
+        &self,
+        w: u32,
+        bin_off: Option<&CudaSlice<u32>>,
+        fill: Option<&mut CudaSlice<u32>>,
+        pairs: Option<&mut CudaSlice<u32>>,
+        counted: Option<&mut CudaSlice<u32>>,
+        cw: u32,
+    ) -> Result<(), ProveError> {
+        let gpu = self.gpu;
+        let nbins = self.bins() as u32;
+        let n32 = self.n as u32;
+        let mut lb = gpu.stream().launch_builder(gpu.func("msm_bin_scatter")?);
+        lb.arg(&self.canon);
+        match self.list {
+            Some(l) => lb.arg(l),
+            None => lb.arg(&NULL),
+        };
+        lb.arg(&n32).arg(&self.c).arg(&w).arg(&nbins);
+        match bin_off {
+            Some(b) => lb.arg(b),
+            None => lb.arg(&NULL),
+        };
+        for buf in [fill, pairs, counted] {
+            match buf {
+                Some(b) => lb.arg(b),
+                None => lb.arg(&NULL),
+            };
+        }
+        lb.arg(&cw);
+        let grid = cfg(self.n.div_ceil(BIN_TILE), 512, 2 * nbins * 4);
+        // SAFETY: msm_bin_scatter's signature (bin_scatter.cuh); bin_off holds nbins + 1
+        // words, fill and counted nbins (+ 1), pairs 2 n; the shared memory is 2 nbins
+        // words; `list`, when given, holds n indices.
+        unsafe { lb.launch(grid) }.map_err(launch_err(gpu, "msm_bin_scatter"))?;
+        Ok(())
+    }
+
+    /// The binned scatter of window `w` (a group of its own); `counted` holds its bin
+    /// counts when the previous window's pass counted them (else they are counted here),
+    /// and receives the next window's.
+    pub fn binned(
+        &self,
+        w: u32,
+        counted: &mut Option<CudaSlice<u32>>,
+    ) -> Result<Scattered, ProveError> {
+        let (gpu, s) = (self.gpu, self.gpu.stream());
+        let (nb, nbins) = (self.b, self.bins());
+        let bin_counts = match counted.take() {
+            Some(c) => c,
+            None => {
+                let mut c = gpu.zeros::<u32>(nbins + 1)?;
+                self.bin_pass(w, None, None, None, Some(&mut c), w)?;
+                gpu.probe("msm_count")?;
+                c
+            }
+        };
+        let mut bin_off = gpu.alloc::<u32>(nbins + 1)?;
+        scan_u32(gpu, &bin_counts, &mut bin_off, nbins + 1)?;
+        drop(bin_counts);
+        let mut fill = gpu.zeros::<u32>(nbins)?;
+        let mut pairs = gpu.alloc::<u32>(2 * self.n)?;
+        let mut next = if w + 1 < self.windows {
+            Some(gpu.zeros::<u32>(nbins + 1)?)
+        } else {
+            None
+        };
+        self.bin_pass(
+            w,
+            Some(&bin_off),
+            Some(&mut fill),
+            Some(&mut pairs),
+            next.as_mut(),
+            w + 1,
+        )?;
+        drop(fill);
+        *counted = next;
+        gpu.probe("msm_scatter")?;
+        let mut counts = gpu.zeros::<u32>(nb + 1)?;
+        let grid = cfg(self.n.div_ceil(PLACE_TILE), 512, PLACE_SHARED);
+        let nbins32 = nbins as u32;
+        // SAFETY (both launches): signatures as in bin_scatter.cuh; pairs holds
+        // bin_off[nbins] <= n pairs whose buckets are below nb, counts (the cursors) and
+        // offsets nb + 1 words, sorted n; PLACE_SHARED bytes of shared memory.
+        unsafe {
+            s.launch_builder(gpu.func("msm_bin_count")?)
+                .arg(&pairs)
+                .arg(&bin_off)
+                .arg(&nbins32)
+                .arg(&mut counts)
+                .launch(grid)
+        }
+        .map_err(launch_err(gpu, "msm_bin_count"))?;
+        let mut offsets = gpu.alloc::<u32>(nb + 1)?;
+        scan_u32(gpu, &counts, &mut offsets, nb + 1)?;
+        s.memcpy_dtod(&offsets, &mut counts)
+            .map_err(launch_err(gpu, "copy offsets"))?;
+        gpu.probe("msm_scan")?;
+        let mut sorted = gpu.alloc::<u32>(self.n)?;
+        unsafe {
+            s.launch_builder(gpu.func("msm_bin_place")?)
+                .arg(&pairs)
+                .arg(&bin_off)
+                .arg(&nbins32)
+                .arg(&mut counts)
+                .arg(&mut sorted)
+                .launch(grid)
+        }
+        .map_err(launch_err(gpu, "msm_bin_place"))?;
+        gpu.probe("msm_bin_place")?;
+        Ok(Scattered { offsets, sorted })
+    }
+
+    /// Device bytes of the binned scatter beyond the direct one's (pairs, bin counts and
+    /// offsets).
+    pub fn binned_bytes(n: usize, b: usize) -> usize {
+        n * 8 + 4 * (b.div_ceil(BIN) + 1) * 4
+    }
+}
