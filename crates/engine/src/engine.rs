@@ -17,6 +17,16 @@ pub use crate::status::{DeviceStatus, DrainReport, EngineStatus, QueueStatus, Su
 use crate::tracker::JobEntry;
 use crate::{metrics::Metrics, workers, EngineError};
 
+/// The regular synthesis workers' thread pool ([`Shared::bulk_pool`]): as many threads as
+/// rayon's global pool (one per core, or `RAYON_NUM_THREADS`); the OS shares the cores.
+fn bulk_pool() -> Option<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .thread_name(|i| format!("synth-pool-{i}"))
+        .build()
+        .map_err(|e| tracing::warn!(error = %e, "no separate synthesis pool; PoSt shares rayon's"))
+        .ok()
+}
+
 /// Engine settings (the daemon fills them from its TOML config).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EngineConfig {
@@ -113,6 +123,11 @@ pub(crate) struct Shared {
     pub metrics: Metrics,
     /// Frees surplus partition buffers on a background thread.
     reaper: Reaper,
+    /// The threads of the regular synthesis workers' parallel work (PoRep's challenges,
+    /// filprove_groth16::parts), apart from rayon's global pool that the express worker
+    /// (PoSt) and the CPU prover use: a PoSt synthesis never queues behind a PoRep
+    /// partition's challenges. `None` without an express worker.
+    pub bulk_pool: Option<rayon::ThreadPool>,
     jobs: Mutex<JobTable>,
     max_retained: usize,
     started: Instant,
@@ -283,6 +298,7 @@ impl Engine {
             devices,
             metrics: Metrics::default(),
             reaper: Reaper::default(),
+            bulk_pool: config.express_worker.then(bulk_pool).flatten(),
             jobs: Mutex::new(JobTable {
                 by_id: HashMap::new(),
                 finished: VecDeque::new(),

@@ -41,11 +41,19 @@ pub(crate) fn synthesis_worker(shared: Arc<Shared>, express: bool) {
         // The synthesis refills a proved partition's assignment when one was kept
         // (filprove_groth16::recycle): no new allocation, and its page-locking stays.
         let offered = shell.is_some();
-        let (result, left) = filprove_groth16::recycle::with_shell(shell, || {
-            filprove_groth16::cancel::with_cancel_flag(job.stop_flag(), || {
-                catch_unwind(AssertUnwindSafe(|| payload.synthesize(task.partition)))
+        let synthesize = || {
+            filprove_groth16::recycle::with_shell(shell, || {
+                filprove_groth16::cancel::with_cancel_flag(job.stop_flag(), || {
+                    catch_unwind(AssertUnwindSafe(|| payload.synthesize(task.partition)))
+                })
             })
-        });
+        };
+        // Regular work runs its parallel parts on the bulk pool (the shell and the cancel
+        // flag are thread-local: they are set on the pool's thread that runs it).
+        let (result, left) = match (&shared.bulk_pool, express) {
+            (Some(pool), false) => pool.install(synthesize),
+            _ => synthesize(),
+        };
         let reused = offered && left.is_none();
         buffers.put(left);
         shared.metrics.add(

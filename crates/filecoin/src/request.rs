@@ -239,6 +239,17 @@ impl ProofRequest {
     /// Builds and synthesizes partition `partition` (0-based). Independent partitions may be
     /// synthesized in parallel from several threads.
     pub fn synthesize(&self, partition: usize) -> Result<Partition, FilecoinError> {
+        self.synthesize_as(partition, filprove_groth16::parts::enabled())
+    }
+
+    /// [`ProofRequest::synthesize`] in constraint order on one thread, as filecoin-proofs
+    /// synthesizes (the reference the parallel synthesis of PoRep's challenges is tested
+    /// against).
+    pub fn synthesize_in_order(&self, partition: usize) -> Result<Partition, FilecoinError> {
+        self.synthesize_as(partition, false)
+    }
+
+    fn synthesize_as(&self, partition: usize, parted: bool) -> Result<Partition, FilecoinError> {
         if partition >= self.partitions {
             return Err(FilecoinError::PartitionOutOfRange {
                 partition,
@@ -246,7 +257,7 @@ impl ProofRequest {
             });
         }
         match &self.body {
-            RequestBody::PoRep { c1, .. } => porep::synthesize(c1, partition),
+            RequestBody::PoRep { c1, .. } => porep::synthesize(c1, partition, parted),
             RequestBody::SnapDeals { .. } => {
                 update::synthesize(&self.update_inputs().expect("update body"), partition)
             }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use filprove_filecoin::ProofKind;
+use filprove_filecoin::{ProofKind, ProofRequest};
 
 #[test]
 fn porep_2k_end_to_end() {
@@ -74,4 +74,37 @@ fn non_interactive_porep_2k_end_to_end() {
             "flipped byte {i} verified"
         );
     }
+}
+
+/// The challenges of a PoRep partition synthesized in parallel give the assignment that
+/// ordered synthesis gives, field for field and bit for bit: the first time a seal proof
+/// is seen (challenge 0 in order, the shape learnt) and after (every challenge in
+/// parallel); for the interactive, synthetic and non-interactive seal proofs (the last
+/// with several partitions; at 2 KiB each partition has 2 challenges).
+#[test]
+fn parted_porep_synthesis_equals_ordered() {
+    let ni = common::non_interactive_porep_request();
+    for (name, req) in [
+        ("porep", common::request(ProofKind::PoRep)),
+        ("synthetic", common::synthetic_porep_request()),
+        ("non-interactive", ni),
+    ] {
+        let last = req.num_partitions() - 1;
+        filprove_groth16::parts::forget_shapes();
+        for k in [0, last, 0] {
+            check_parted(name, &req, k);
+        }
+    }
+}
+
+fn check_parted(name: &str, req: &ProofRequest, k: usize) {
+    let want = req.synthesize_in_order(k).unwrap();
+    let got = req.synthesize(k).unwrap();
+    assert!(
+        got.assignment == want.assignment,
+        "{name} partition {k}: parted synthesis differs ({} / {} constraints)",
+        got.assignment.num_constraints(),
+        want.assignment.num_constraints()
+    );
+    assert_eq!(got.public_inputs, want.public_inputs);
 }

@@ -128,44 +128,44 @@ fn grow(pins: &HostPins, v: &Vec<Fr>, extra: usize) {
     }
 }
 
-/// Evaluates `lc` and marks the variables it uses with a non-zero coefficient.
-fn eval(
+/// Evaluates `lc`: `input(i)` and `aux(i)` give a variable's value and are called only
+/// for terms with a non-zero coefficient (so they can mark the variable's density bit).
+#[inline]
+pub(crate) fn eval_lc(
     lc: &LinearCombination<Fr>,
-    input_density: Option<&mut DensityBits>,
-    aux_density: Option<&mut DensityBits>,
-    inputs: &[Fr],
-    aux: &[Fr],
+    mut input: impl FnMut(usize) -> Fr,
+    mut aux: impl FnMut(usize) -> Fr,
 ) -> Fr {
     let mut acc = Fr::ZERO;
-    let mut input_density = input_density;
     for (&i, coeff) in lc.iter_inputs() {
-        if bool::from(coeff.is_zero()) {
-            continue;
-        }
-        acc += if *coeff == Fr::ONE {
-            inputs[i]
-        } else {
-            inputs[i] * coeff
-        };
-        if let Some(d) = input_density.as_deref_mut() {
-            d.set(i);
+        if *coeff != Fr::ZERO {
+            add_term(&mut acc, input(i), coeff);
         }
     }
-    let mut aux_density = aux_density;
     for (&i, coeff) in lc.iter_aux() {
-        if bool::from(coeff.is_zero()) {
-            continue;
-        }
-        acc += if *coeff == Fr::ONE {
-            aux[i]
-        } else {
-            aux[i] * coeff
-        };
-        if let Some(d) = aux_density.as_deref_mut() {
-            d.set(i);
+        if *coeff != Fr::ZERO {
+            add_term(&mut acc, aux(i), coeff);
         }
     }
     acc
+}
+
+/// `acc += value * coeff`, without a product when either is 0 or 1: Filecoin witnesses
+/// are mostly bits (SHA-256 gadgets) and their linear combinations mostly carry powers of
+/// two, so most terms need no Montgomery product. The comparisons are of the Montgomery
+/// limbs (blstrs' `PartialEq`), not constant-time: the witness is the prover's own.
+#[inline]
+fn add_term(acc: &mut Fr, value: Fr, coeff: &Fr) {
+    if value == Fr::ZERO {
+        return;
+    }
+    if value == Fr::ONE {
+        *acc += coeff;
+    } else if *coeff == Fr::ONE {
+        *acc += value;
+    } else {
+        *acc += value * coeff;
+    }
 }
 
 impl ConstraintSystem<Fr> for ProvingAssignment {
@@ -226,16 +226,32 @@ impl ConstraintSystem<Fr> for ProvingAssignment {
             c(LinearCombination::zero()),
         );
         let (inputs, aux) = (&self.input_assignment, &self.aux_assignment);
-        // Inputs are dense in A by construction (input constraints), so only aux is tracked.
-        let va = eval(&la, None, Some(&mut self.a_aux_density), inputs, aux);
-        let vb = eval(
-            &lb,
-            Some(&mut self.b_input_density),
-            Some(&mut self.b_aux_density),
-            inputs,
-            aux,
+        let (a_aux, b_in, b_aux) = (
+            &mut self.a_aux_density,
+            &mut self.b_input_density,
+            &mut self.b_aux_density,
         );
-        let vc = eval(&lc, None, None, inputs, aux);
+        // Inputs are dense in A by construction (input constraints), so only aux is tracked.
+        let va = eval_lc(
+            &la,
+            |i| inputs[i],
+            |i| {
+                a_aux.set(i);
+                aux[i]
+            },
+        );
+        let vb = eval_lc(
+            &lb,
+            |i| {
+                b_in.set(i);
+                inputs[i]
+            },
+            |i| {
+                b_aux.set(i);
+                aux[i]
+            },
+        );
+        let vc = eval_lc(&lc, |i| inputs[i], |i| aux[i]);
         for v in [&self.a, &self.b, &self.c] {
             grow(&self.pins, v, 1);
         }

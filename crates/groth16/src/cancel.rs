@@ -37,6 +37,12 @@ pub fn with_cancel_flag<T>(flag: Arc<AtomicBool>, f: impl FnOnce() -> T) -> T {
     f()
 }
 
+/// The current thread's flag, for work it hands to other threads
+/// ([`crate::parts`] runs each part under it).
+pub(crate) fn current() -> Option<Arc<AtomicBool>> {
+    FLAG.with(|f| f.borrow().clone())
+}
+
 /// Whether the current thread's synthesis was asked to stop.
 pub(crate) fn requested() -> bool {
     FLAG.with(|f| {

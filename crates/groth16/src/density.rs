@@ -115,6 +115,38 @@ impl DensityBits {
         }
     }
 
+    /// Appends all of `other`'s bits, a word at a time.
+    pub fn append(&mut self, other: &DensityBits) {
+        let shift = self.len % 64;
+        let used = other.len.div_ceil(64);
+        if shift == 0 {
+            self.words.extend_from_slice(&other.words[..used]);
+        } else {
+            for &w in &other.words[..used] {
+                if let Some(last) = self.words.last_mut() {
+                    *last |= w << shift;
+                }
+                self.words.push(w >> (64 - shift));
+            }
+        }
+        self.len += other.len;
+        self.count += other.count;
+        // The unused high bits of `other`'s last word are zero, so the word past the new
+        // length (when the shift pushed one) holds nothing.
+        self.words.truncate(self.len.div_ceil(64));
+    }
+
+    /// Sets every bit that is set among `other`'s (no longer than this vector), at the
+    /// same positions.
+    pub fn or_prefix(&mut self, other: &DensityBits) {
+        debug_assert!(other.len <= self.len);
+        for (mine, &theirs) in self.words.iter_mut().zip(&other.words) {
+            let before = mine.count_ones();
+            *mine |= theirs;
+            self.count += (mine.count_ones() - before) as usize;
+        }
+    }
+
     /// Iterates over the indices of set bits, in increasing order.
     pub fn iter_ones(&self) -> impl Iterator<Item = usize> + '_ {
         self.words.iter().enumerate().flat_map(|(wi, &w)| {
@@ -158,5 +190,41 @@ mod tests {
         e.extend_from(&d, 1);
         assert_eq!(e.len(), 200);
         assert_eq!(e.count_ones(), 1 + d.count_ones() - 1);
+    }
+
+    /// Bits from a fixed pseudo-random pattern (a multiplicative hash of the index).
+    fn pattern(len: usize, seed: u64) -> DensityBits {
+        let mut d = DensityBits::new();
+        for i in 0..len as u64 {
+            if (i.wrapping_add(seed)).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 61 < 3 {
+                d.push_set();
+            } else {
+                d.push_clear();
+            }
+        }
+        d
+    }
+
+    #[test]
+    fn append_and_or_prefix_match_bit_by_bit() {
+        for a_len in [0, 1, 5, 63, 64, 65, 127, 128, 200] {
+            for b_len in [0, 1, 2, 63, 64, 65, 130, 1000] {
+                let (a, b) = (pattern(a_len, 1), pattern(b_len, 7));
+                let mut want = a.clone();
+                want.extend_from(&b, 0);
+                let mut got = a.clone();
+                got.append(&b);
+                assert_eq!(got, want, "append {a_len} + {b_len}");
+                // The prefix OR: b's bits over the first b_len of a longer vector.
+                let mut long = pattern(a_len + b_len, 3);
+                let mut want = long.clone();
+                for i in b.iter_ones() {
+                    want.set(i);
+                }
+                long.or_prefix(&b);
+                assert_eq!(long, want, "or_prefix {b_len} into {}", a_len + b_len);
+                assert_eq!(long.count_ones(), long.iter_ones().count());
+            }
+        }
     }
 }

@@ -7,6 +7,8 @@
 //! - [`proof`]: the 192-byte proof and its encoding;
 //! - [`backend`]: the [`backend::Backend`] trait every prover implements;
 //! - [`report`]: what one proof cost (phases, transfers, host syncs);
+//! - [`parts`]: circuits of a head and equal parts (PoRep's challenges) synthesized part by
+//!   part in parallel;
 //! - [`recycle`]: partition buffers reused between syntheses (and kept page-locked);
 //! - [`cpu`]: the CPU reference backend (NTT, MSM, prover).
 
@@ -18,6 +20,7 @@ pub mod density;
 pub mod error;
 pub mod keygen;
 pub mod params;
+pub mod parts;
 pub mod proof;
 pub mod recycle;
 pub mod report;

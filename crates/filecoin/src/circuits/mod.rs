@@ -45,7 +45,15 @@ pub(crate) fn synthesize_circuit<C: Circuit<Fr>>(
     circuit: C,
     partition: usize,
 ) -> Result<ProvingAssignment, FilecoinError> {
-    match catch_unwind(AssertUnwindSafe(|| ProvingAssignment::synthesize(circuit))) {
+    synthesize_guarded(partition, || ProvingAssignment::synthesize(circuit))
+}
+
+/// Runs a synthesis (`f`), its errors and panics made typed as in [`synthesize_circuit`].
+pub(crate) fn synthesize_guarded(
+    partition: usize,
+    f: impl FnOnce() -> Result<ProvingAssignment, SynthesisError>,
+) -> Result<ProvingAssignment, FilecoinError> {
+    match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(a)) => Ok(a),
         Ok(Err(e)) => Err(FilecoinError::SynthesisFailed {
             partition,

@@ -3,6 +3,7 @@
 
 use std::any::Any;
 
+use bellperson::SynthesisError;
 use filecoin_hashers::{Domain, Hasher};
 use filecoin_proofs::{
     as_safe_commitment, parameters::setup_params, DefaultPieceDomain, DefaultPieceHasher,
@@ -10,14 +11,15 @@ use filecoin_proofs::{
 };
 use filecoin_proofs_api::seal::{SealCommitPhase1Output, SealCommitPhase2Output, VanillaSealProof};
 use filecoin_proofs_api::{RegisteredAggregationProof, RegisteredSealProof};
-use filprove_groth16::{Bls12, Fr};
+use filprove_groth16::{parts, Bls12, Fr};
 use storage_proofs_core::{compound_proof::CompoundProof, proof::ProofScheme};
 use storage_proofs_porep::stacked::{
     self, generate_replica_id, StackedCircuit, StackedCompound, StackedDrg,
 };
 
 use super::{
-    contain_panic, no_panic, synth_err, synthesize_circuit, with_tree, CircuitShape, Partition,
+    contain_panic, no_panic, synth_err, synthesize_circuit, synthesize_guarded, with_tree,
+    CircuitShape, Partition,
 };
 use crate::error::FilecoinError;
 
@@ -162,22 +164,26 @@ fn validate_inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
     Ok(())
 }
 
-/// Circuit and public inputs of partition `k`.
+/// Circuit and public inputs of partition `k`; `parted`: its challenges synthesized in
+/// parallel ([`parts`]), else in order.
 pub(crate) fn synthesize(
     c1: &SealCommitPhase1Output,
     k: usize,
+    parted: bool,
 ) -> Result<Partition, FilecoinError> {
     with_tree!(
         u64::from(c1.registered_proof.sector_size()),
         synthesize_inner,
         c1,
-        k
+        k,
+        parted
     )
 }
 
 fn synthesize_inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
     c1: &SealCommitPhase1Output,
     k: usize,
+    parted: bool,
 ) -> Result<Partition, FilecoinError> {
     let config = config(c1.registered_proof)?;
     let proofs = raw_proofs::<Tree>(&c1.vanilla_proofs)?;
@@ -189,21 +195,48 @@ fn synthesize_inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>
     let pub_params =
         StackedDrg::<Tree, DefaultPieceHasher>::setup(&setup).map_err(FilecoinError::fp)?;
     let pub_inputs = public_inputs(c1)?;
-    let circuit = <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<_, _>>::circuit(
-        &pub_inputs,
-        (),
-        vanilla,
-        &pub_params,
-        Some(k),
-    )
-    .map_err(|e| synth_err(k, e))?;
+    // The circuit of some of the partition's challenges (all of them: the partition's).
+    let circuit = |challenges: &Vec<RawProof<Tree>>| {
+        <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<_, _>>::circuit(
+            &pub_inputs,
+            (),
+            challenges,
+            &pub_params,
+            Some(k),
+        )
+    };
+    let whole = circuit(vanilla).map_err(|e| synth_err(k, e))?;
     let public_inputs = StackedCompound::<Tree, DefaultPieceHasher>::generate_public_inputs(
         &pub_inputs,
         &pub_params,
         Some(k),
     )
     .map_err(|e| synth_err(k, e))?;
-    let assignment = synthesize_circuit(circuit, k)?;
+    if !parted {
+        return Ok(Partition {
+            assignment: synthesize_circuit(whole, k)?,
+            public_inputs,
+        });
+    }
+    // The challenges in parallel: the circuit of one challenge is the partition's head
+    // (replica id, commitments, comm_r = H(comm_c, comm_r_last)) and that challenge's
+    // proof, in the namespace "challenge_0" (docs/architecture.md, "Synthesis").
+    let key = format!("porep {:?}", c1.registered_proof);
+    let assignment = synthesize_guarded(k, || {
+        parts::synthesize_parts(
+            &key,
+            vanilla.len(),
+            "challenge_0",
+            |j| {
+                circuit(&vec![vanilla[j].clone()]).map_err(|e| {
+                    SynthesisError::IoError(std::io::Error::other(format!(
+                        "the circuit of challenge {j}: {e:#}"
+                    )))
+                })
+            },
+            || Ok(whole),
+        )
+    })?;
     Ok(Partition {
         assignment,
         public_inputs,

@@ -1,0 +1,893 @@
+//! Synthesis of a circuit made of a shared head and independent parts, the parts in
+//! parallel.
+//!
+//! Filecoin's largest circuits repeat one sub-circuit per challenge. A PoRep partition
+//! of a 32 GiB sector is a head of a few thousand constraints (its public commitments,
+//! their bits, one hash) followed by 18 challenge proofs of identical shape, each of which
+//! reads only the head's variables besides its own. Synthesized in order, one core does
+//! all 130 M constraints. Here part `j` is synthesized on its own thread from a circuit
+//! that holds the head and part `j` alone (`part_circuit(j)`): its head is synthesized
+//! again (and must come out equal, value for value), its constraints and new variables go
+//! straight into the slots that ordered synthesis gives part `j` in the whole assignment,
+//! and its uses of head variables are merged into the head's density bits. The result is
+//! equal to synthesizing the whole circuit in order, field for field and bit for bit
+//! (tests below, and the Filecoin crate's on real PoRep circuits).
+//!
+//! Where part `j` begins is a top-level namespace named `marker` (the first one so named).
+//! The shape of head and part is learnt once per `key` and process: the first synthesis
+//! of a key runs part 0 in order (learning the shape) and the rest in parallel; later ones
+//! run every part in parallel. Anything that does not fit the shape (a part of another
+//! size, a different head, no marker) is not an error of the circuit: the whole circuit is
+//! then synthesized in order, and the key's shape is forgotten.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use ff::Field;
+use rayon::prelude::*;
+
+use crate::assignment::eval_lc;
+use crate::density::DensityBits;
+use crate::{cancel, recycle, Fr, ProvingAssignment};
+
+/// Whether parted circuits are synthesized part by part in parallel: yes, unless
+/// `FILPROVE_SYNTH_PARTS=0` (A/B runs; both give the same assignment), read once.
+pub fn enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("FILPROVE_SYNTH_PARTS").map_or(true, |v| v.trim() != "0"))
+}
+
+/// Lengths of an assignment, or of a piece of one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Lengths {
+    /// Constraints (entries of a, b, c).
+    pub constraints: usize,
+    /// Public inputs (the ONE input included in a head).
+    pub inputs: usize,
+    /// Private variables.
+    pub aux: usize,
+}
+
+impl Lengths {
+    fn of(cs: &ProvingAssignment) -> Self {
+        Self {
+            constraints: cs.a.len(),
+            inputs: cs.input_assignment.len(),
+            aux: cs.aux_assignment.len(),
+        }
+    }
+}
+
+/// The shape of a parted circuit: its head (up to the marker, the ONE input included) and
+/// each part.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PartShape {
+    /// What precedes the first part.
+    pub head: Lengths,
+    /// One part.
+    pub part: Lengths,
+}
+
+/// Shapes learnt so far, by key.
+fn shapes() -> &'static Mutex<HashMap<String, PartShape>> {
+    static SHAPES: std::sync::OnceLock<Mutex<HashMap<String, PartShape>>> =
+        std::sync::OnceLock::new();
+    SHAPES.get_or_init(Default::default)
+}
+
+/// The shape learnt for `key`, if any.
+pub fn known_shape(key: &str) -> Option<PartShape> {
+    shapes()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(key)
+        .copied()
+}
+
+/// Forgets every shape learnt: the next synthesis of each key learns it again, with its
+/// first part in order (tests of that path; a process never needs it).
+pub fn forget_shapes() {
+    shapes().lock().unwrap_or_else(|p| p.into_inner()).clear();
+}
+
+fn remember(key: &str, shape: Option<PartShape>) {
+    let mut map = shapes().lock().unwrap_or_else(|p| p.into_inner());
+    match shape {
+        Some(s) => map.insert(key.to_string(), s),
+        None => map.remove(key),
+    };
+}
+
+/// Why a parted synthesis gave up (the whole circuit is then synthesized in order).
+#[derive(Debug)]
+enum Failure {
+    /// The circuit's own error (a missing value, a cancellation): returned as it is.
+    Circuit(SynthesisError),
+    /// The circuit did not have the shape of a head and equal parts.
+    Shape(String),
+}
+
+impl From<SynthesisError> for Failure {
+    fn from(e: SynthesisError) -> Self {
+        Failure::Circuit(e)
+    }
+}
+
+/// Synthesizes a circuit of a head and `parts` independent parts: `part_circuit(j)` is the
+/// circuit of the head and part `j` alone, in which part `j` begins at the top-level
+/// namespace `marker`; `whole()` is the whole circuit, synthesized in order when the parts
+/// do not fit one shape. Equal to [`ProvingAssignment::synthesize`] of the whole circuit.
+/// Fills the thread's reused assignment when the engine set one ([`recycle::with_shell`]),
+/// and keeps its page-locking unless the vectors must grow.
+pub fn synthesize_parts<C, W>(
+    key: &str,
+    parts: usize,
+    marker: &str,
+    part_circuit: impl Fn(usize) -> Result<C, SynthesisError> + Sync,
+    whole: impl FnOnce() -> Result<W, SynthesisError>,
+) -> Result<ProvingAssignment, SynthesisError>
+where
+    C: Circuit<Fr>,
+    W: Circuit<Fr>,
+{
+    let mut cs = recycle::take_shell().unwrap_or_default();
+    match parted(&mut cs, key, parts, marker, &part_circuit) {
+        Ok(()) => Ok(cs),
+        Err(Failure::Circuit(e)) => Err(e),
+        Err(Failure::Shape(why)) => {
+            log::warn!("synthesizing {key} in order: its parts do not fit one shape ({why})");
+            remember(key, None);
+            let circuit = whole()?;
+            let (r, _) = recycle::with_shell(Some(cs), || ProvingAssignment::synthesize(circuit));
+            r
+        }
+    }
+}
+
+fn parted<C: Circuit<Fr>>(
+    cs: &mut ProvingAssignment,
+    key: &str,
+    parts: usize,
+    marker: &str,
+    part_circuit: &(impl Fn(usize) -> Result<C, SynthesisError> + Sync),
+) -> Result<(), Failure> {
+    if parts == 0 {
+        return Err(Failure::Shape("no parts".into()));
+    }
+    // Part 0 in order when the shape is not known yet: it gives the shape.
+    let (shape, first) = match known_shape(key) {
+        Some(shape) => (shape, 0),
+        None => {
+            cs.alloc_input(|| "one", || Ok(Fr::ONE))?;
+            let mut marked = Marked {
+                cs: &mut *cs,
+                watch: Watch::new(marker),
+                head: None,
+            };
+            part_circuit(0)?.synthesize(&mut marked)?;
+            let head = marked
+                .head
+                .ok_or_else(|| Failure::Shape(format!("no top-level namespace {marker}")))?;
+            let all = Lengths::of(cs);
+            let part = Lengths {
+                constraints: all.constraints - head.constraints,
+                inputs: all.inputs - head.inputs,
+                aux: all.aux - head.aux,
+            };
+            let shape = PartShape { head, part };
+            remember(key, Some(shape));
+            (shape, 1)
+        }
+    };
+    let PartShape { head, part } = shape;
+    if part.constraints == 0 || part.aux == 0 {
+        return Err(Failure::Shape(
+            "a part with no constraints or no variables".into(),
+        ));
+    }
+    // Slots for every part, zeroed in parallel (only the vectors that must grow lose
+    // their page-locking).
+    let total_c = head.constraints + parts * part.constraints;
+    let total_aux = head.aux + parts * part.aux;
+    cs.reserve_vectors(total_c, total_aux);
+    for v in [&mut cs.a, &mut cs.b, &mut cs.c] {
+        zero_extend(v, total_c);
+    }
+    zero_extend(&mut cs.aux_assignment, total_aux);
+    let flag = cancel::current();
+    let results: Vec<Result<PartOut, Failure>> = {
+        let (c0, a0) = (
+            head.constraints + first * part.constraints,
+            head.aux + first * part.aux,
+        );
+        let slots = cs.a[c0..]
+            .par_chunks_mut(part.constraints)
+            .zip(cs.b[c0..].par_chunks_mut(part.constraints))
+            .zip(cs.c[c0..].par_chunks_mut(part.constraints))
+            .zip(cs.aux_assignment[a0..].par_chunks_mut(part.aux));
+        slots
+            .enumerate()
+            .map(|(i, (((a, b), c), aux))| {
+                let mut run = move || {
+                    let mut sys = PartSystem::new(marker, shape, Slots { a, b, c, aux });
+                    let r = part_circuit(first + i)?.synthesize(&mut sys);
+                    // A part that outgrew its slots fails its allocations: a misfit, not
+                    // the circuit's error.
+                    match (r, sys.misfit.take()) {
+                        (_, Some(why)) => Err(Failure::Shape(why)),
+                        (Err(e), None) => Err(Failure::Circuit(e)),
+                        (Ok(()), None) => sys.finish(),
+                    }
+                };
+                match &flag {
+                    Some(f) => cancel::with_cancel_flag(f.clone(), run),
+                    None => run(),
+                }
+            })
+            .collect()
+    };
+    let mut outs = Vec::with_capacity(results.len());
+    for r in results {
+        outs.push(r?);
+    }
+    merge(cs, shape, first, outs)?;
+    cs.finish();
+    Ok(())
+}
+
+/// Extends `v` with zeros to `len`, in parallel (`v` has the capacity).
+fn zero_extend(v: &mut Vec<Fr>, len: usize) {
+    let extra = len.saturating_sub(v.len());
+    v.par_extend(rayon::iter::repeat_n(Fr::ZERO, extra));
+}
+
+/// Puts the parts' heads, inputs and density bits into `cs` (whose a, b, c and aux slots
+/// the parts filled), in part order. With `first` = 1, `cs` already holds the head and
+/// part 0; with 0, the head comes from part 0's own.
+fn merge(
+    cs: &mut ProvingAssignment,
+    shape: PartShape,
+    first: usize,
+    outs: Vec<PartOut>,
+) -> Result<(), Failure> {
+    let head = shape.head;
+    if first == 0 {
+        let h = &outs[0].head;
+        cs.a[..head.constraints].copy_from_slice(&h.a);
+        cs.b[..head.constraints].copy_from_slice(&h.b);
+        cs.c[..head.constraints].copy_from_slice(&h.c);
+        cs.aux_assignment[..head.aux].copy_from_slice(&h.aux_assignment);
+        cs.input_assignment.clear();
+        cs.input_assignment.extend_from_slice(&h.input_assignment);
+        cs.a_aux_density = DensityBits::with_capacity(cs.aux_assignment.len());
+        cs.b_aux_density = DensityBits::with_capacity(cs.aux_assignment.len());
+        cs.b_input_density = DensityBits::new();
+        cs.a_aux_density.append(&h.a_aux_density);
+        cs.b_aux_density.append(&h.b_aux_density);
+        cs.b_input_density.append(&h.b_input_density);
+    }
+    for (i, out) in outs.iter().enumerate() {
+        let h = &out.head;
+        let same = h.a[..] == cs.a[..head.constraints]
+            && h.b[..] == cs.b[..head.constraints]
+            && h.c[..] == cs.c[..head.constraints]
+            && h.aux_assignment[..] == cs.aux_assignment[..head.aux]
+            && h.input_assignment[..] == cs.input_assignment[..head.inputs];
+        if !same {
+            return Err(Failure::Shape(format!(
+                "part {}'s head differs from part 0's",
+                first + i
+            )));
+        }
+        cs.a_aux_density.or_prefix(&h.a_aux_density);
+        cs.b_aux_density.or_prefix(&h.b_aux_density);
+        cs.b_input_density.or_prefix(&h.b_input_density);
+        cs.a_aux_density.append(&out.a_aux);
+        cs.b_aux_density.append(&out.b_aux);
+        cs.b_input_density.append(&out.b_input);
+        cs.input_assignment.extend_from_slice(&out.inputs);
+    }
+    Ok(())
+}
+
+/// Finds the first top-level namespace called `marker`.
+struct Watch<'m> {
+    marker: &'m str,
+    depth: usize,
+    seen: bool,
+}
+
+impl<'m> Watch<'m> {
+    fn new(marker: &'m str) -> Self {
+        Self {
+            marker,
+            depth: 0,
+            seen: false,
+        }
+    }
+
+    /// A namespace is entered: true when it is the marker (names are built only at the
+    /// top level and until the marker is seen).
+    fn push<NR: Into<String>>(&mut self, name: impl FnOnce() -> NR) -> bool {
+        let found = self.depth == 0 && !self.seen && name().into() == self.marker;
+        self.seen |= found;
+        self.depth += 1;
+        found
+    }
+
+    fn pop(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+}
+
+/// Part 0 synthesized in order into the whole assignment, noting where the part begins.
+struct Marked<'a, 'm> {
+    cs: &'a mut ProvingAssignment,
+    watch: Watch<'m>,
+    head: Option<Lengths>,
+}
+
+impl ConstraintSystem<Fr> for Marked<'_, '_> {
+    type Root = Self;
+
+    fn alloc<F, A, AR>(&mut self, a: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Fr, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.cs.alloc(a, f)
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, a: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Fr, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.cs.alloc_input(a, f)
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, a: A, la: LA, lb: LB, lc: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Fr>) -> LinearCombination<Fr>,
+        LB: FnOnce(LinearCombination<Fr>) -> LinearCombination<Fr>,
+        LC: FnOnce(LinearCombination<Fr>) -> LinearCombination<Fr>,
+    {
+        self.cs.enforce(a, la, lb, lc)
+    }
+
+    fn push_namespace<NR, N>(&mut self, name: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+        if self.watch.push(name) {
+            self.head = Some(Lengths::of(self.cs));
+        }
+    }
+
+    fn pop_namespace(&mut self) {
+        self.watch.pop();
+    }
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}
+
+/// One part's slots in the whole assignment.
+struct Slots<'a> {
+    a: &'a mut [Fr],
+    b: &'a mut [Fr],
+    c: &'a mut [Fr],
+    aux: &'a mut [Fr],
+}
+
+/// What a part leaves besides its slots.
+struct PartOut {
+    /// Its own synthesis of the head, with the density bits of head variables that the
+    /// part uses.
+    head: ProvingAssignment,
+    /// The part's public inputs.
+    inputs: Vec<Fr>,
+    /// Density bits of the part's own variables and inputs.
+    a_aux: DensityBits,
+    b_aux: DensityBits,
+    b_input: DensityBits,
+}
+
+/// The constraint system of one part: the head into a small assignment of its own, then,
+/// from the marker on, the part into its slots.
+struct PartSystem<'a, 'm> {
+    watch: Watch<'m>,
+    shape: PartShape,
+    slots: Slots<'a>,
+    /// Constraints and variables the part has written.
+    constraints: usize,
+    aux: usize,
+    out: PartOut,
+    /// Whether the marker was seen (the part is being synthesized).
+    in_part: bool,
+    /// What went wrong, if the part did not fit its slots.
+    misfit: Option<String>,
+}
+
+impl<'a, 'm> PartSystem<'a, 'm> {
+    fn new(marker: &'m str, shape: PartShape, slots: Slots<'a>) -> Self {
+        let mut head = ProvingAssignment::default();
+        // The ONE input, as ProvingAssignment::synthesize allocates it.
+        head.input_assignment.push(Fr::ONE);
+        head.b_input_density.push_clear();
+        Self {
+            watch: Watch::new(marker),
+            shape,
+            slots,
+            constraints: 0,
+            aux: 0,
+            out: PartOut {
+                head,
+                inputs: Vec::new(),
+                a_aux: DensityBits::with_capacity(shape.part.aux),
+                b_aux: DensityBits::with_capacity(shape.part.aux),
+                b_input: DensityBits::new(),
+            },
+            in_part: false,
+            misfit: None,
+        }
+    }
+
+    fn misfit(&mut self, why: String) {
+        self.misfit.get_or_insert(why);
+    }
+
+    /// The part's result, once its circuit is synthesized.
+    fn finish(self) -> Result<PartOut, Failure> {
+        let part = self.shape.part;
+        if let Some(why) = self.misfit {
+            return Err(Failure::Shape(why));
+        }
+        let got = Lengths {
+            constraints: self.constraints,
+            inputs: self.out.inputs.len(),
+            aux: self.aux,
+        };
+        if !self.in_part || got != part {
+            return Err(Failure::Shape(format!(
+                "a part of {got:?} against {part:?} (marker seen: {})",
+                self.in_part
+            )));
+        }
+        Ok(self.out)
+    }
+}
+
+impl ConstraintSystem<Fr> for PartSystem<'_, '_> {
+    type Root = Self;
+
+    fn alloc<F, A, AR>(&mut self, a: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Fr, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        if !self.in_part {
+            return self.out.head.alloc(a, f);
+        }
+        if self.aux.is_multiple_of(cancel::CHECK_EVERY) && cancel::requested() {
+            return Err(cancel::error());
+        }
+        let value = f()?;
+        let Some(slot) = self.slots.aux.get_mut(self.aux) else {
+            self.misfit(format!(
+                "a part of more than {} variables",
+                self.shape.part.aux
+            ));
+            return Err(SynthesisError::Unsatisfiable);
+        };
+        *slot = value;
+        self.aux += 1;
+        self.out.a_aux.push_clear();
+        self.out.b_aux.push_clear();
+        Ok(Variable::new_unchecked(Index::Aux(
+            self.shape.head.aux + self.aux - 1,
+        )))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, a: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Fr, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        if !self.in_part {
+            return self.out.head.alloc_input(a, f);
+        }
+        self.out.inputs.push(f()?);
+        self.out.b_input.push_clear();
+        Ok(Variable::new_unchecked(Index::Input(
+            self.shape.head.inputs + self.out.inputs.len() - 1,
+        )))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, a: A, la: LA, lb: LB, lc: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Fr>) -> LinearCombination<Fr>,
+        LB: FnOnce(LinearCombination<Fr>) -> LinearCombination<Fr>,
+        LC: FnOnce(LinearCombination<Fr>) -> LinearCombination<Fr>,
+    {
+        if !self.in_part {
+            return self.out.head.enforce(a, la, lb, lc);
+        }
+        let n = self.constraints;
+        if n == self.slots.a.len() {
+            self.misfit(format!(
+                "a part of more than {} constraints",
+                self.shape.part.constraints
+            ));
+            return;
+        }
+        let (la, lb, lc) = (
+            la(LinearCombination::zero()),
+            lb(LinearCombination::zero()),
+            lc(LinearCombination::zero()),
+        );
+        let (hi, ha) = (self.shape.head.inputs, self.shape.head.aux);
+        let head = &mut self.out.head;
+        let (inputs, aux) = (&self.out.inputs, &*self.slots.aux);
+        let (a_aux, b_aux, b_in) = (
+            &mut self.out.a_aux,
+            &mut self.out.b_aux,
+            &mut self.out.b_input,
+        );
+        // Variables below the head's lengths are the head's; the rest are the part's.
+        let va = eval_lc(
+            &la,
+            |i| input_value(&head.input_assignment, inputs, hi, i),
+            |i| {
+                if i < ha {
+                    head.a_aux_density.set(i);
+                    head.aux_assignment[i]
+                } else {
+                    a_aux.set(i - ha);
+                    aux[i - ha]
+                }
+            },
+        );
+        let vb = eval_lc(
+            &lb,
+            |i| {
+                if i < hi {
+                    head.b_input_density.set(i);
+                } else {
+                    b_in.set(i - hi);
+                }
+                input_value(&head.input_assignment, inputs, hi, i)
+            },
+            |i| {
+                if i < ha {
+                    head.b_aux_density.set(i);
+                    head.aux_assignment[i]
+                } else {
+                    b_aux.set(i - ha);
+                    aux[i - ha]
+                }
+            },
+        );
+        let vc = eval_lc(
+            &lc,
+            |i| input_value(&head.input_assignment, inputs, hi, i),
+            |i| {
+                if i < ha {
+                    head.aux_assignment[i]
+                } else {
+                    aux[i - ha]
+                }
+            },
+        );
+        self.slots.a[n] = va;
+        self.slots.b[n] = vb;
+        self.slots.c[n] = vc;
+        self.constraints += 1;
+    }
+
+    fn push_namespace<NR, N>(&mut self, name: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+        if self.watch.push(name) {
+            let got = Lengths::of(&self.out.head);
+            if got == self.shape.head {
+                self.in_part = true;
+            } else {
+                self.misfit(format!("a head of {got:?} against {:?}", self.shape.head));
+            }
+        }
+    }
+
+    fn pop_namespace(&mut self) {
+        self.watch.pop();
+    }
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}
+
+/// Input `i` of a part: the head's below `hi`, else the part's own.
+#[inline]
+fn input_value(head: &[Fr], part: &[Fr], hi: usize, i: usize) -> Fr {
+    if i < hi {
+        head[i]
+    } else {
+        part[i - hi]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bellperson::gadgets::boolean::{AllocatedBit, Boolean};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    /// A head (a value, its public input, its low bits) and one part per entry of
+    /// `parts` (their value and length); `only`: the circuit of the head and that part
+    /// alone, named "part_0" as a circuit of one part names it. Each part uses head
+    /// variables and inputs in A, B and C, with coefficients 0, 1, 2 and others.
+    struct Parted {
+        head: u64,
+        parts: Vec<(u64, usize)>,
+        only: Option<usize>,
+        /// The head's value as part j's circuit sees it (a head that differs).
+        head_of: Option<fn(usize) -> u64>,
+        /// The marker's name.
+        marker: &'static str,
+        /// Part j's value is missing.
+        missing: Option<usize>,
+    }
+
+    impl Parted {
+        fn new(head: u64, parts: &[(u64, usize)]) -> Self {
+            Self {
+                head,
+                parts: parts.to_vec(),
+                only: None,
+                head_of: None,
+                marker: "part_",
+                missing: None,
+            }
+        }
+
+        fn part(&self, j: usize) -> Self {
+            Self {
+                parts: vec![self.parts[j]],
+                only: Some(j),
+                head: self.head_of.map_or(self.head, |f| f(j)),
+                ..Self::new(self.head, &[])
+            }
+            .with(self)
+        }
+
+        fn with(mut self, from: &Self) -> Self {
+            self.marker = from.marker;
+            self.missing = from.missing;
+            self
+        }
+    }
+
+    impl Circuit<Fr> for Parted {
+        fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+            let h = cs.alloc(|| "h", || Ok(Fr::from(self.head)))?;
+            let hin = cs.alloc_input(|| "h input", || Ok(Fr::from(self.head)))?;
+            cs.enforce(
+                || "h = input",
+                |lc| lc + h,
+                |lc| lc + CS::one(),
+                |lc| lc + hin,
+            );
+            let mut bits = Vec::new();
+            for i in 0..8 {
+                let mut ns = cs.namespace(|| format!("bit {i}"));
+                let bit = AllocatedBit::alloc(&mut ns, Some((self.head >> i) & 1 == 1))?;
+                bits.push(Boolean::from(bit));
+            }
+            // Head variables that only the parts use: in A, in B, and an input in B (their
+            // density bits come from the parts alone).
+            let ga = cs.alloc(|| "ga", || Ok(Fr::from(7u64)))?;
+            let gb = cs.alloc(|| "gb", || Ok(Fr::from(9u64)))?;
+            let gin = cs.alloc_input(|| "g input", || Ok(Fr::from(11u64)))?;
+            let first = self.only.unwrap_or(0);
+            for (k, &(value, len)) in self.parts.iter().enumerate() {
+                let j = first + k;
+                let mut cs = cs.namespace(|| format!("{}{k}", self.marker));
+                let missing = self.missing == Some(j);
+                let x = cs.alloc(
+                    || "x",
+                    || {
+                        if missing {
+                            Err(SynthesisError::AssignmentMissing)
+                        } else {
+                            Ok(Fr::from(value))
+                        }
+                    },
+                )?;
+                let xin = cs.alloc_input(|| "x input", || Ok(Fr::from(value)))?;
+                cs.enforce(
+                    || "x = input",
+                    |lc| lc + xin,
+                    |lc| lc + CS::one(),
+                    |lc| lc + x,
+                );
+                // Only parts 1, 4, ... use gb and g input, only parts 2, 5, ... use ga
+                // (so their bits come from parts other than the first).
+                if j % 3 == 1 {
+                    // x * (gb + g input) = 20 x, ga in A at coefficient 0.
+                    cs.enforce(
+                        || "g",
+                        |lc| lc + x + (Fr::ZERO, ga),
+                        |lc| lc + gb + gin,
+                        |lc| lc + (Fr::from(20u64), x),
+                    );
+                } else {
+                    let g = if j % 3 == 2 { ga } else { x };
+                    cs.enforce(
+                        || "g",
+                        |lc| lc + (Fr::from(7u64), x) - ga + ga + g,
+                        |lc| lc + CS::one(),
+                        |lc| lc + (Fr::from(7u64), x) + g,
+                    );
+                }
+                let mut prev = (x, Fr::from(value));
+                for i in 0..len {
+                    let coeff = match i % 4 {
+                        0 => Fr::ZERO,
+                        1 => Fr::ONE,
+                        2 => Fr::from(2u64),
+                        _ => Fr::from(0x1234_5678 + i as u64),
+                    };
+                    let bit = &bits[i % 8];
+                    let bitv = Fr::from(bit.get_value().unwrap_or(false) as u64);
+                    let hv = Fr::from(self.head);
+                    // y = (prev + coeff h + bit) * (h + 2 input) + coeff x
+                    let left = prev.1 + coeff * hv + bitv;
+                    let right = hv + Fr::from(2u64) * hv;
+                    let yv = left * right + coeff * Fr::from(value);
+                    let y = cs.alloc(|| format!("y{i}"), || Ok(yv))?;
+                    cs.enforce(
+                        || format!("c{i}"),
+                        |lc| lc + prev.0 + (coeff, h) + &bit.lc(CS::one(), Fr::ONE),
+                        |lc| lc + h + (Fr::from(2u64), hin),
+                        |lc| lc + y - (coeff, x),
+                    );
+                    prev = (y, yv);
+                }
+            }
+            Ok(())
+        }
+    }
+
+    /// A key no other test uses.
+    fn key() -> String {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        format!("test-{}", N.fetch_add(1, Ordering::Relaxed))
+    }
+
+    fn parted(c: &Parted, key: &str) -> Result<ProvingAssignment, SynthesisError> {
+        synthesize_parts(
+            key,
+            c.parts.len(),
+            &format!("{}0", c.marker),
+            |j| Ok(c.part(j)),
+            || Ok(c.clone_whole()),
+        )
+    }
+
+    impl Parted {
+        fn clone_whole(&self) -> Self {
+            Self {
+                head: self.head,
+                parts: self.parts.clone(),
+                only: None,
+                head_of: None,
+                marker: self.marker,
+                missing: self.missing,
+            }
+        }
+    }
+
+    fn ordered(c: &Parted) -> ProvingAssignment {
+        ProvingAssignment::synthesize(c.clone_whole()).unwrap()
+    }
+
+    #[test]
+    fn parts_in_parallel_equal_ordered_synthesis() {
+        let c = Parted::new(0xa5, &[(3, 40), (5, 40), (7, 40), (11, 40), (13, 40)]);
+        let want = ordered(&c);
+        let key = key();
+        // First time: part 0 in order, the shape learnt; then every part in parallel.
+        assert_eq!(parted(&c, &key).unwrap(), want);
+        let shape = known_shape(&key).expect("shape learnt");
+        assert_eq!(shape.part.inputs, 1);
+        assert_eq!(parted(&c, &key).unwrap(), want);
+        // One part, and another witness of the same shape.
+        let one = Parted::new(0x3c, &[(9, 40)]);
+        assert_eq!(parted(&one, &key).unwrap(), ordered(&one));
+        let other = Parted::new(0x5a, &[(2, 40), (4, 40)]);
+        assert_eq!(parted(&other, &key).unwrap(), ordered(&other));
+    }
+
+    #[test]
+    fn circuits_that_do_not_fit_are_synthesized_in_order() {
+        // Parts of different lengths: the parallel parts outgrow or underfill the shape
+        // learnt from part 0 (longer ones fail their allocations, not the circuit).
+        for lens in [[40, 41, 40], [40, 39, 40], [40, 40, 100]] {
+            let c = Parted::new(0x11, &lens.map(|l| (3, l)));
+            let key = key();
+            assert_eq!(parted(&c, &key).unwrap(), ordered(&c), "{lens:?}");
+            assert!(known_shape(&key).is_none(), "{lens:?}: shape kept");
+        }
+        // A head that differs between the parts' circuits (not a parted circuit: the
+        // whole one has a single head).
+        let mut c = Parted::new(0x22, &[(3, 10), (5, 10), (7, 10)]);
+        c.head_of = Some(|j| 0x22 + j as u64);
+        assert_eq!(parted(&c, &key()).unwrap(), ordered(&c));
+        // No namespace of the marker's name.
+        let c = Parted::new(0x33, &[(3, 10), (5, 10)]);
+        let r = synthesize_parts(
+            &key(),
+            2,
+            "nowhere",
+            |j| Ok(c.part(j)),
+            || Ok(c.clone_whole()),
+        );
+        assert_eq!(r.unwrap(), ordered(&c));
+    }
+
+    #[test]
+    fn a_circuit_error_is_returned_as_it_is() {
+        for missing in [0, 2] {
+            let mut c = Parted::new(0x44, &[(3, 10), (5, 10), (7, 10)]);
+            c.missing = Some(missing);
+            let key = key();
+            for _ in 0..2 {
+                let r = parted(&c, &key);
+                assert!(matches!(r, Err(SynthesisError::AssignmentMissing)), "{r:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_cancelled_synthesis_stops_in_every_part() {
+        let c = Parted::new(
+            0x55,
+            &[(3, 3 * cancel::CHECK_EVERY), (5, 3 * cancel::CHECK_EVERY)],
+        );
+        let key = key();
+        // Learn the shape first, so that the cancelled run has every part in parallel.
+        assert_eq!(parted(&c, &key).unwrap(), ordered(&c));
+        let flag = Arc::new(AtomicBool::new(true));
+        let r = cancel::with_cancel_flag(flag, || parted(&c, &key));
+        let err = r.expect_err("cancelled");
+        assert!(cancel::is_cancellation(&err), "{err:?}");
+    }
+
+    #[test]
+    fn the_engines_shell_is_filled() {
+        let c = Parted::new(0x66, &[(3, 20), (5, 20)]);
+        let key = key();
+        let shell = ordered(&Parted::new(1, &[(1, 500), (1, 500)]));
+        let cap = shell.a.capacity();
+        let (r, left) = recycle::with_shell(Some(shell), || parted(&c, &key));
+        let got = r.unwrap();
+        assert!(left.is_none());
+        assert_eq!(got, ordered(&c));
+        assert_eq!(got.a.capacity(), cap, "the shell's vectors were replaced");
+    }
+}
