@@ -95,6 +95,46 @@ fn the_express_worker_runs_post_while_porep_synthesizes() {
     e.wait("porep", WAIT).unwrap().unwrap();
 }
 
+/// A PoRep synthesis that keeps every thread of its pool busy (its challenges in
+/// parallel) does not hold up a PoSt synthesis's own parallel work: the express worker's
+/// runs on rayon's global pool, the regular workers' on a pool of their own.
+#[test]
+fn post_parallel_work_does_not_wait_for_porep_challenges() {
+    let e = Engine::start(config(1, true), cpu(), no_loads()).unwrap();
+    let probe = Arc::new(Probe::default());
+    e.submit(
+        Some("porep"),
+        Priority::Normal,
+        Arc::new(
+            ChainJob::new("porep", 1, &probe)
+                .kind("porep")
+                .pool(Duration::from_millis(3000)),
+        ),
+    )
+    .unwrap();
+    wait_until("porep synthesis to start", || {
+        probe.index_of("porep", "synth_start") != usize::MAX
+    });
+    e.submit(
+        Some("winning"),
+        Priority::Critical,
+        Arc::new(
+            ChainJob::new("winning", 1, &probe)
+                .kind("winning-post")
+                .pool(Duration::ZERO),
+        ),
+    )
+    .unwrap();
+    let r = e.wait("winning", WAIT).unwrap().unwrap();
+    assert!(matches!(r.outcome, JobOutcome::Completed(_)));
+    assert!(
+        probe.index_of("winning", "verify") < probe.index_of("porep", "synth_end"),
+        "{:?}",
+        probe.events()
+    );
+    e.wait("porep", WAIT).unwrap().unwrap();
+}
+
 #[test]
 fn the_memory_budget_admits_partitions_only_while_they_fit() {
     let cfg = EngineConfig {

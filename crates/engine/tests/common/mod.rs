@@ -135,6 +135,9 @@ pub struct ChainJob {
     /// Synthesis waits at this gate, then synthesizes a chain of `gate_rounds`.
     pub gate: Option<Gate>,
     pub gate_rounds: usize,
+    /// Synthesis first holds every thread of its rayon pool this long (PoRep's challenges
+    /// do that), or, with zero, runs a parallel step of its own there (as PoSt does).
+    pub pool: Option<Duration>,
     pub probe: Arc<Probe>,
 }
 
@@ -151,6 +154,7 @@ impl ChainJob {
             fail_partition: None,
             gate: None,
             gate_rounds: 0,
+            pool: None,
             probe: probe.clone(),
         }
     }
@@ -170,6 +174,12 @@ impl ChainJob {
 
     pub fn kind(mut self, k: &'static str) -> Self {
         self.kind = k;
+        self
+    }
+
+    /// See [`ChainJob::pool`].
+    pub fn pool(mut self, hold: Duration) -> Self {
+        self.pool = Some(hold);
         self
     }
 
@@ -210,6 +220,12 @@ impl ProofJob for ChainJob {
             .unwrap()
             .push((self.name.clone(), "synth_start", Instant::now()));
         std::thread::sleep(self.synth_delay);
+        if let Some(hold) = self.pool {
+            use rayon::prelude::*;
+            (0..rayon::current_num_threads())
+                .into_par_iter()
+                .for_each(|_| std::thread::sleep(hold));
+        }
         let rounds = match &self.gate {
             Some(g) => {
                 let _ = g.started.lock().unwrap().send(());
