@@ -33,6 +33,9 @@ enum Command {
     Prove(cli::prove::ProveArgs),
     /// Verify a proof file with filecoin-proofs' verifier.
     Verify(cli::verify::VerifyArgs),
+    /// Time the synthesis of one partition (no parameters, no GPU); --check compares the
+    /// parallel synthesis of PoRep's challenges with ordered synthesis.
+    Synthesize(cli::synthesize::SynthesizeArgs),
     /// Parameter files: list, check, generate test sizes.
     #[command(subcommand)]
     Params(cli::params::ParamsCommand),
@@ -78,6 +81,7 @@ fn main() {
     let result = match cli.command {
         Command::Prove(a) => cli::prove::run(a),
         Command::Verify(a) => cli::verify::run(a),
+        Command::Synthesize(a) => cli::synthesize::run(a),
         Command::Params(c) => cli::params::run(c),
         Command::Fixtures(a) => cli::fixtures::run(a),
         Command::Demo(a) => cli::demo::run(a),

@@ -103,6 +103,24 @@ fn fixtures_params_prove_verify_and_bad_inputs() {
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(!text(&o).contains("panicked"));
 
+    // Synthesis alone needs no parameters; the parallel synthesis of PoRep's challenges
+    // equals ordered synthesis (the second run has every challenge in parallel).
+    let porep = s(&fx.join("porep.request.json"));
+    let o = filprove(
+        &["synthesize", "--request", &porep, "--runs", "2", "--check"],
+        &params,
+    );
+    assert!(
+        o.status.success() && text(&o).contains("equal to ordered synthesis"),
+        "{}",
+        text(&o)
+    );
+    let o = filprove(
+        &["synthesize", "--request", &request, "--partition", "3"],
+        &params,
+    );
+    assert_clean_failure(&o, "out of range");
+
     // A truncated C1 output: a parse error naming the file, and no output written.
     let c1 = std::fs::read(fx.join("porep-c1.json")).unwrap();
     let truncated = tmp.path().join("truncated-c1.json");

@@ -57,32 +57,42 @@ fn higher_priorities_overtake_queued_partitions() {
     assert_eq!(starts, ["low", "crit", "normal", "normal", "low", "low"]);
 }
 
-#[test]
-fn the_express_worker_runs_post_while_porep_synthesizes() {
+/// Starts an engine with one regular and one express synthesis worker, submits `porep`
+/// (NORMAL), then, once its synthesis has started, `winning` (CRITICAL), and checks that
+/// the WinningPoSt is verified before the PoRep synthesis ends. Returns the engine, the
+/// PoRep job still running.
+fn post_overtakes_porep_synthesis(porep: ChainJob, winning: ChainJob, probe: &Probe) -> Engine {
     let e = Engine::start(config(1, true), cpu(), no_loads()).unwrap();
-    let probe = Arc::new(Probe::default());
     e.submit(
         Some("porep"),
         Priority::Normal,
-        Arc::new(
-            ChainJob::new("porep", 2, &probe)
-                .kind("porep")
-                .delay(Duration::from_millis(2000)),
-        ),
+        Arc::new(porep.kind("porep")),
     )
     .unwrap();
     wait_until("porep synthesis to start", || {
         probe.index_of("porep", "synth_start") != usize::MAX
     });
-    e.submit(
-        Some("winning"),
-        Priority::Critical,
-        Arc::new(ChainJob::new("winning", 1, &probe).kind("winning-post")),
-    )
-    .unwrap();
+    let winning = winning.kind("winning-post");
+    e.submit(Some("winning"), Priority::Critical, Arc::new(winning))
+        .unwrap();
     let r = e.wait("winning", WAIT).unwrap().unwrap();
     assert!(matches!(r.outcome, JobOutcome::Completed(_)));
-    assert!(probe.index_of("winning", "verify") < probe.index_of("porep", "synth_end"));
+    assert!(
+        probe.index_of("winning", "verify") < probe.index_of("porep", "synth_end"),
+        "{:?}",
+        probe.events()
+    );
+    e
+}
+
+#[test]
+fn the_express_worker_runs_post_while_porep_synthesizes() {
+    let probe = Arc::new(Probe::default());
+    let e = post_overtakes_porep_synthesis(
+        ChainJob::new("porep", 2, &probe).delay(Duration::from_millis(2000)),
+        ChainJob::new("winning", 1, &probe),
+        &probe,
+    );
     // Meanwhile the status shows both kinds.
     let st = e.status();
     assert!(
@@ -100,37 +110,11 @@ fn the_express_worker_runs_post_while_porep_synthesizes() {
 /// runs on rayon's global pool, the regular workers' on a pool of their own.
 #[test]
 fn post_parallel_work_does_not_wait_for_porep_challenges() {
-    let e = Engine::start(config(1, true), cpu(), no_loads()).unwrap();
     let probe = Arc::new(Probe::default());
-    e.submit(
-        Some("porep"),
-        Priority::Normal,
-        Arc::new(
-            ChainJob::new("porep", 1, &probe)
-                .kind("porep")
-                .pool(Duration::from_millis(3000)),
-        ),
-    )
-    .unwrap();
-    wait_until("porep synthesis to start", || {
-        probe.index_of("porep", "synth_start") != usize::MAX
-    });
-    e.submit(
-        Some("winning"),
-        Priority::Critical,
-        Arc::new(
-            ChainJob::new("winning", 1, &probe)
-                .kind("winning-post")
-                .pool(Duration::ZERO),
-        ),
-    )
-    .unwrap();
-    let r = e.wait("winning", WAIT).unwrap().unwrap();
-    assert!(matches!(r.outcome, JobOutcome::Completed(_)));
-    assert!(
-        probe.index_of("winning", "verify") < probe.index_of("porep", "synth_end"),
-        "{:?}",
-        probe.events()
+    let e = post_overtakes_porep_synthesis(
+        ChainJob::new("porep", 1, &probe).pool(Duration::from_millis(3000)),
+        ChainJob::new("winning", 1, &probe).pool(Duration::ZERO),
+        &probe,
     );
     e.wait("porep", WAIT).unwrap().unwrap();
 }

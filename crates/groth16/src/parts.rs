@@ -550,13 +550,8 @@ impl ConstraintSystem<Fr> for PartSystem<'_, '_> {
             &la,
             |i| input_value(&head.input_assignment, inputs, hi, i),
             |i| {
-                if i < ha {
-                    head.a_aux_density.set(i);
-                    head.aux_assignment[i]
-                } else {
-                    a_aux.set(i - ha);
-                    aux[i - ha]
-                }
+                let bits = (&mut head.a_aux_density, &mut *a_aux);
+                aux_value(&head.aux_assignment, aux, ha, i, Some(bits))
             },
         );
         let vb = eval_lc(
@@ -570,25 +565,14 @@ impl ConstraintSystem<Fr> for PartSystem<'_, '_> {
                 input_value(&head.input_assignment, inputs, hi, i)
             },
             |i| {
-                if i < ha {
-                    head.b_aux_density.set(i);
-                    head.aux_assignment[i]
-                } else {
-                    b_aux.set(i - ha);
-                    aux[i - ha]
-                }
+                let bits = (&mut head.b_aux_density, &mut *b_aux);
+                aux_value(&head.aux_assignment, aux, ha, i, Some(bits))
             },
         );
         let vc = eval_lc(
             &lc,
             |i| input_value(&head.input_assignment, inputs, hi, i),
-            |i| {
-                if i < ha {
-                    head.aux_assignment[i]
-                } else {
-                    aux[i - ha]
-                }
-            },
+            |i| aux_value(&head.aux_assignment, aux, ha, i, None),
         );
         self.slots.a[n] = va;
         self.slots.b[n] = vb;
@@ -617,6 +601,29 @@ impl ConstraintSystem<Fr> for PartSystem<'_, '_> {
 
     fn get_root(&mut self) -> &mut Self::Root {
         self
+    }
+}
+
+/// Aux variable `i` of a part: the head's below `ha`, else the part's own; its density
+/// bit set in `bits` (the head's, the part's) when given.
+#[inline]
+fn aux_value(
+    head: &[Fr],
+    part: &[Fr],
+    ha: usize,
+    i: usize,
+    bits: Option<(&mut DensityBits, &mut DensityBits)>,
+) -> Fr {
+    if i < ha {
+        if let Some((h, _)) = bits {
+            h.set(i);
+        }
+        head[i]
+    } else {
+        if let Some((_, p)) = bits {
+            p.set(i - ha);
+        }
+        part[i - ha]
     }
 }
 

@@ -7,6 +7,7 @@ pub mod fixtures;
 pub mod params;
 pub mod prove;
 pub mod stage;
+pub mod synthesize;
 pub mod synthetic;
 pub mod timeline;
 pub mod verify;

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# A/B of run-time switches on the GPU machine: `gpu_bench --breakdown` once per variant
+# and round (rounds interleaved, so drift hits every variant alike), each step's full
+# breakdown kept under OUTDIR, and a table of each step's total per variant and round
+# printed last.
+#
+#   bash scripts/h200-ab.sh OUTDIR STEPS VARIANT...
+#
+# STEPS: gpu_bench's --steps (ntt,h,g1,g1split,g2). VARIANT: `name` (no settings) or
+# `name:VAR=value,VAR2=value`. Rounds: FILPROVE_AB_ROUNDS (default 2). Binary:
+# .device/gpu_bench from crates/cuda/package-device.sh. For example the binned scatter:
+#   bash scripts/h200-ab.sh $OUT g1,g1split base binned:FILPROVE_MSM_BINNED_MIN=4194304
+set -uo pipefail
+out="${1:?usage: h200-ab.sh OUTDIR STEPS VARIANT...}"
+steps="${2:?usage: h200-ab.sh OUTDIR STEPS VARIANT...}"
+shift 2
+[ $# -gt 0 ] || { echo "give at least one variant" >&2; exit 2; }
+bin="${FILPROVE_BENCH_BIN:-.device/gpu_bench}"
+rounds="${FILPROVE_AB_ROUNDS:-2}"
+mkdir -p "$out"
+rc=0
+for r in $(seq 1 "$rounds"); do
+    for v in "$@"; do
+        name="${v%%:*}"
+        settings=""
+        [ "$v" != "$name" ] && settings="${v#*:}"
+        log="$out/ab-$name-$r.txt"
+        # shellcheck disable=SC2086
+        env ${settings//,/ } "$bin" --breakdown --steps "$steps" > "$log" 2>&1
+        status=$?
+        [ $status -eq 0 ] || rc=1
+        echo "== $name round $r (${settings:-no settings}): rc=$status"
+    done
+done
+echo
+printf '%-34s' "step total (ms)"
+for v in "$@"; do for r in $(seq 1 "$rounds"); do printf '%14s' "${v%%:*}/$r"; done; done
+echo
+first="$out/ab-${1%%:*}-1.txt"
+grep -v '^ ' "$first" | grep -v '^gpu_bench' | while read -r step; do
+    printf '%-34s' "$step"
+    for v in "$@"; do
+        for r in $(seq 1 "$rounds"); do
+            t=$(awk -v s="$step" '$0 == s { on = 1; next } /^[^ ]/ { on = 0 } on && $1 == "total" { print $2 }' \
+                "$out/ab-${v%%:*}-$r.txt")
+            printf '%14s' "${t:--}"
+        done
+    done
+    echo
+done
+exit $rc
