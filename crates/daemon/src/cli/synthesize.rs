@@ -7,6 +7,8 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use clap::Args;
 
+use filprove_filecoin::ProofKind;
+
 use super::prove::RequestArgs;
 
 /// Arguments of `filprove synthesize`.
@@ -34,7 +36,15 @@ pub struct SynthesizeArgs {
 pub fn run(args: SynthesizeArgs) -> Result<()> {
     let req = args.input.load()?;
     let k = args.partition;
-    let mode = if args.in_order { "in order" } else { "default" };
+    // Only PoRep's circuits are synthesized in parts (WindowPoSt's sectors are parallel in
+    // storage-proofs itself).
+    let parted =
+        !args.in_order && filprove_groth16::parts::enabled() && req.kind() == ProofKind::PoRep;
+    let mode = if parted {
+        "challenges in parallel"
+    } else {
+        "in order"
+    };
     let mut last = None;
     for run in 1..=args.runs.max(1) {
         let t = Instant::now();
