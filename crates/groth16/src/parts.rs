@@ -18,7 +18,7 @@
 //! of a key runs part 0 in order (learning the shape) and the rest in parallel; later ones
 //! run every part in parallel. Anything that does not fit the shape (a part of another
 //! size, a different head, no marker) is not an error of the circuit: the whole circuit is
-//! then synthesized in order, and the key's shape is forgotten.
+//! then synthesized in order, and so is every later synthesis of the key.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -69,34 +69,50 @@ pub struct PartShape {
     pub part: Lengths,
 }
 
-/// Shapes learnt so far, by key.
-fn shapes() -> &'static Mutex<HashMap<String, PartShape>> {
-    static SHAPES: std::sync::OnceLock<Mutex<HashMap<String, PartShape>>> =
-        std::sync::OnceLock::new();
-    SHAPES.get_or_init(Default::default)
+/// What a key's first synthesis found.
+#[derive(Clone, Copy, Debug)]
+enum Learnt {
+    Fits(PartShape),
+    /// The parts did not fit one shape: the key is synthesized in order from then on.
+    Misfit,
 }
 
-/// The shape learnt for `key`, if any.
-pub fn known_shape(key: &str) -> Option<PartShape> {
-    shapes()
+/// What was learnt so far, by key.
+fn learnt() -> &'static Mutex<HashMap<String, Learnt>> {
+    static LEARNT: std::sync::OnceLock<Mutex<HashMap<String, Learnt>>> = std::sync::OnceLock::new();
+    LEARNT.get_or_init(Default::default)
+}
+
+fn lookup(key: &str) -> Option<Learnt> {
+    learnt()
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .get(key)
         .copied()
 }
 
-/// Forgets every shape learnt: the next synthesis of each key learns it again, with its
-/// first part in order (tests of that path; a process never needs it).
-pub fn forget_shapes() {
-    shapes().lock().unwrap_or_else(|p| p.into_inner()).clear();
+/// The shape learnt for `key`, if any.
+pub fn known_shape(key: &str) -> Option<PartShape> {
+    match lookup(key)? {
+        Learnt::Fits(shape) => Some(shape),
+        Learnt::Misfit => None,
+    }
 }
 
-fn remember(key: &str, shape: Option<PartShape>) {
-    let mut map = shapes().lock().unwrap_or_else(|p| p.into_inner());
-    match shape {
-        Some(s) => map.insert(key.to_string(), s),
-        None => map.remove(key),
-    };
+/// Whether `key`'s parts were found not to fit one shape (it is synthesized in order).
+pub fn misfits(key: &str) -> bool {
+    matches!(lookup(key), Some(Learnt::Misfit))
+}
+
+/// Forgets everything learnt: the next synthesis of each key learns its shape again, with
+/// its first part in order (tests of that path; a process never needs it).
+pub fn forget_shapes() {
+    learnt().lock().unwrap_or_else(|p| p.into_inner()).clear();
+}
+
+fn remember(key: &str, what: Learnt) {
+    let mut map = learnt().lock().unwrap_or_else(|p| p.into_inner());
+    map.insert(key.to_string(), what);
 }
 
 /// Why a parted synthesis gave up (the whole circuit is then synthesized in order).
@@ -132,17 +148,22 @@ where
     W: Circuit<Fr>,
 {
     let mut cs = recycle::take_shell().unwrap_or_default();
-    match parted(&mut cs, key, parts, marker, &part_circuit) {
-        Ok(()) => Ok(cs),
-        Err(Failure::Circuit(e)) => Err(e),
-        Err(Failure::Shape(why)) => {
-            log::warn!("synthesizing {key} in order: its parts do not fit one shape ({why})");
-            remember(key, None);
-            let circuit = whole()?;
-            let (r, _) = recycle::with_shell(Some(cs), || ProvingAssignment::synthesize(circuit));
-            r
+    if parts > 0 && !misfits(key) {
+        match parted(&mut cs, key, parts, marker, &part_circuit) {
+            Ok(()) => return Ok(cs),
+            Err(Failure::Circuit(e)) => return Err(e),
+            Err(Failure::Shape(why)) => {
+                log::warn!(
+                    "synthesizing {key} in order from now on: its parts do not fit one \
+                     shape ({why})"
+                );
+                remember(key, Learnt::Misfit);
+            }
         }
     }
+    let circuit = whole()?;
+    let (r, _) = recycle::with_shell(Some(cs), || ProvingAssignment::synthesize(circuit));
+    r
 }
 
 fn parted<C: Circuit<Fr>>(
@@ -152,9 +173,6 @@ fn parted<C: Circuit<Fr>>(
     marker: &str,
     part_circuit: &(impl Fn(usize) -> Result<C, SynthesisError> + Sync),
 ) -> Result<(), Failure> {
-    if parts == 0 {
-        return Err(Failure::Shape("no parts".into()));
-    }
     // Part 0 in order when the shape is not known yet: it gives the shape.
     let (shape, first) = match known_shape(key) {
         Some(shape) => (shape, 0),
@@ -176,7 +194,7 @@ fn parted<C: Circuit<Fr>>(
                 aux: all.aux - head.aux,
             };
             let shape = PartShape { head, part };
-            remember(key, Some(shape));
+            remember(key, Learnt::Fits(shape));
             (shape, 1)
         }
     };
@@ -838,7 +856,12 @@ mod tests {
             let c = Parted::new(0x11, &lens.map(|l| (3, l)));
             let key = key();
             assert_eq!(parted(&c, &key).unwrap(), ordered(&c), "{lens:?}");
-            assert!(known_shape(&key).is_none(), "{lens:?}: shape kept");
+            assert!(
+                known_shape(&key).is_none() && misfits(&key),
+                "{lens:?}: shape kept"
+            );
+            // From then on in order at once (and still right).
+            assert_eq!(parted(&c, &key).unwrap(), ordered(&c), "{lens:?}");
         }
         // A head that differs between the parts' circuits (not a parted circuit: the
         // whole one has a single head).
