@@ -64,13 +64,7 @@ fn split_msm_edge_distributions() {
     let n = 1 << 14;
     let bases = common::g1_points(&mut rng, n);
     let bases2 = common::g2_points(&mut rng, 1 << 10);
-    let filecoin: Vec<Fr> = (0..n)
-        .map(|i| match i % 100 {
-            0..=50 => Fr::ZERO,
-            51..=97 => Fr::ONE,
-            _ => Fr::random(&mut rng),
-        })
-        .collect();
+    let filecoin = common::filecoin_mix(&mut rng, n);
     let same = vec![Fr::random(&mut rng); n];
     let ones = vec![Fr::ONE; n];
     let zeros = vec![Fr::ZERO; n];
@@ -113,13 +107,7 @@ fn binned_scatter_matches_cpu() {
     let bases2 = common::g2_points(&mut rng, max2);
     let random = common::scalars(&mut rng, max);
     let same = vec![Fr::random(&mut rng); max];
-    let filecoin: Vec<Fr> = (0..max)
-        .map(|i| match i % 100 {
-            0..=50 => Fr::ZERO,
-            51..=97 => Fr::ONE,
-            _ => Fr::random(&mut rng),
-        })
-        .collect();
+    let filecoin = common::filecoin_mix(&mut rng, max);
     let minus = vec![-Fr::ONE; max];
     let small: Vec<Fr> = (0..max).map(|i| Fr::from((i % 300) as u64)).collect();
     let binned = AffineSums {
@@ -224,13 +212,7 @@ fn affine_levels_match_cpu() {
     let bases = common::g1_points(&mut rng, max);
     let scalars = common::scalars(&mut rng, max);
     let same = vec![Fr::random(&mut rng); max];
-    let filecoin: Vec<Fr> = (0..max)
-        .map(|i| match i % 100 {
-            0..=50 => Fr::ZERO,
-            51..=97 => Fr::ONE,
-            _ => Fr::random(&mut rng),
-        })
-        .collect();
+    let filecoin = common::filecoin_mix(&mut rng, max);
     // Heavy and light buckets side by side after the levels: two thirds of the scalars
     // from 37 values, a third small integers (window 0's low buckets only).
     let values: Vec<Fr> = (0..37).map(|_| Fr::random(&mut rng)).collect();

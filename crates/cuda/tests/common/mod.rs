@@ -43,6 +43,18 @@ pub fn rng(test: &str) -> ChaCha8Rng {
 }
 
 /// Random scalars with a sprinkling of 0, 1 and -1.
+/// n scalars in the Filecoin witness mix (facts.md): 51 % zeros, 47 % ones, 2 % random, in
+/// a fixed pattern of 100.
+pub fn filecoin_mix(rng: &mut ChaCha8Rng, n: usize) -> Vec<Fr> {
+    (0..n)
+        .map(|i| match i % 100 {
+            0..=50 => Fr::ZERO,
+            51..=97 => Fr::ONE,
+            _ => Fr::random(&mut *rng),
+        })
+        .collect()
+}
+
 pub fn scalars(rng: &mut ChaCha8Rng, n: usize) -> Vec<Fr> {
     use rand::Rng;
     (0..n)
