@@ -280,17 +280,17 @@ impl ConstraintSystem<Fr> for ProvingAssignment {
     /// Appends a sub-system synthesized on its own (WindowPoSt synthesizes sectors in
     /// parallel); `other`'s first input is its temporary ONE and is skipped.
     fn extend(&mut self, other: &Self) {
-        self.a_aux_density.extend_from(&other.a_aux_density, 0);
+        self.a_aux_density.append(&other.a_aux_density);
         // Both systems share the ONE input: merge its B bit, append the other inputs.
         if self.b_input_density.is_empty() {
-            self.b_input_density.extend_from(&other.b_input_density, 0);
+            self.b_input_density.append(&other.b_input_density);
         } else {
             if other.b_input_density.get(0) {
                 self.b_input_density.set(0);
             }
             self.b_input_density.extend_from(&other.b_input_density, 1);
         }
-        self.b_aux_density.extend_from(&other.b_aux_density, 0);
+        self.b_aux_density.append(&other.b_aux_density);
         for v in [&self.a, &self.b, &self.c] {
             grow(&self.pins, v, other.a.len());
         }

@@ -148,8 +148,13 @@ where
     W: Circuit<Fr>,
 {
     let mut cs = recycle::take_shell().unwrap_or_default();
-    if parts > 0 && !misfits(key) {
-        match parted(&mut cs, key, parts, marker, &part_circuit) {
+    let learnt = lookup(key);
+    if parts > 0 && !matches!(learnt, Some(Learnt::Misfit)) {
+        let shape = learnt.and_then(|l| match l {
+            Learnt::Fits(shape) => Some(shape),
+            Learnt::Misfit => None,
+        });
+        match parted(&mut cs, key, shape, parts, marker, &part_circuit) {
             Ok(()) => return Ok(cs),
             Err(Failure::Circuit(e)) => return Err(e),
             Err(Failure::Shape(why)) => {
@@ -166,15 +171,17 @@ where
     r
 }
 
+/// The parted synthesis into `cs` (empty), with `known` the shape learnt for `key`.
 fn parted<C: Circuit<Fr>>(
     cs: &mut ProvingAssignment,
     key: &str,
+    known: Option<PartShape>,
     parts: usize,
     marker: &str,
     part_circuit: &(impl Fn(usize) -> Result<C, SynthesisError> + Sync),
 ) -> Result<(), Failure> {
     // Part 0 in order when the shape is not known yet: it gives the shape.
-    let (shape, first) = match known_shape(key) {
+    let (shape, first) = match known {
         Some(shape) => (shape, 0),
         None => {
             cs.alloc_input(|| "one", || Ok(Fr::ONE))?;
@@ -276,11 +283,8 @@ fn merge(
         cs.b[..head.constraints].copy_from_slice(&h.b);
         cs.c[..head.constraints].copy_from_slice(&h.c);
         cs.aux_assignment[..head.aux].copy_from_slice(&h.aux_assignment);
-        cs.input_assignment.clear();
+        // `cs` was empty: its inputs and density bits begin with part 0's head's.
         cs.input_assignment.extend_from_slice(&h.input_assignment);
-        cs.a_aux_density = DensityBits::with_capacity(cs.aux_assignment.len());
-        cs.b_aux_density = DensityBits::with_capacity(cs.aux_assignment.len());
-        cs.b_input_density = DensityBits::new();
         cs.a_aux_density.append(&h.a_aux_density);
         cs.b_aux_density.append(&h.b_aux_density);
         cs.b_input_density.append(&h.b_input_density);

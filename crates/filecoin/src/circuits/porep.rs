@@ -205,6 +205,9 @@ fn synthesize_inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>
             Some(k),
         )
     };
+    // Built up front on both paths: it checks that every challenge carries the same
+    // comm_c and comm_r_last, which the one-challenge circuits cannot, so a corrupt input
+    // is a typed error here rather than a misfit of the parts.
     let whole = circuit(vanilla).map_err(|e| synth_err(k, e))?;
     let public_inputs = StackedCompound::<Tree, DefaultPieceHasher>::generate_public_inputs(
         &pub_inputs,
