@@ -89,16 +89,11 @@ impl AffineSums {
         binned_min: Self::BINNED_MIN,
     };
 
-    /// Default [`AffineSums::binned_min`]: none yet. The binned scatter is written and
-    /// tested for the CPU's answers by tests/msm (forced on at every size), but it has
-    /// not run on a GPU: it becomes the default only once the device tests pass and the
-    /// A/B (`FILPROVE_MSM_BINNED_MIN` = [`AffineSums::BINNED_MIN_PLANNED`] against the
-    /// default) shows the gain (docs/gpu-notes.md, "Next").
-    pub const BINNED_MIN: usize = usize::MAX;
-
-    /// The intended threshold: MSMs whose sorted entries of one window (4 bytes each) no
-    /// longer fit a third of the H200's 50 MB L2.
-    pub const BINNED_MIN_PLANNED: usize = 1 << 22;
+    /// Default [`AffineSums::binned_min`]: MSMs whose sorted entries of one window (4 bytes
+    /// each) no longer fit a third of the H200's 50 MB L2. There the 2^27 G1 MSM took
+    /// 883 ms binned against 934 direct, its scatter 76 ms against 128 (docs/benchmarks.md,
+    /// "Session 13").
+    pub const BINNED_MIN: usize = 1 << 22;
 
     /// Default slots per thread and round.
     pub const SLOTS: u32 = 128;

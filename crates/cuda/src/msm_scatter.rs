@@ -4,8 +4,9 @@
 //!   bucket's slot and one for the next group's count; any group size;
 //! - binned (kernels/bin_scatter.cuh): one window per group, atomics in shared memory and
 //!   per block and bin in global memory. On the H200 the atomics with return bounded the
-//!   direct scatter of the 2^27 MSM (docs/benchmarks.md, "Session 11"). Off by default
-//!   until measured on the device ([`crate::msm_affine::AffineSums::BINNED_MIN`]).
+//!   direct scatter of the 2^27 MSM (docs/benchmarks.md, "Session 11"); binned, its
+//!   scatter took 76 instead of 128 ms ("Session 13"). Used from 2^22 entries
+//!   ([`crate::msm_affine::AffineSums::BINNED_MIN`]).
 
 use cudarc::driver::{CudaSlice, CudaView, LaunchArgs, PushKernelArg};
 use filprove_groth16::ProveError;
