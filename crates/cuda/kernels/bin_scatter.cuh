@@ -8,7 +8,7 @@
 // the per-entry atomics are in shared memory and the global ones per block and bin:
 // 0. msm_canonical_planes, once per MSM: the scalars as integers, word-transposed, with
 //    their digits' carries, so a window's pass reads 16 of a scalar's 32 bytes;
-// 1. msm_bin_scatter (bin_scatter): a block takes BIN_THREADS x BIN_PER_THREAD entries,
+// 1. msm_bin_scatter_* (bin_scatter): a block takes BIN_THREADS x PER entries,
 //    counts their digits per bin (2^BIN_SHIFT buckets) in shared memory, reserves each
 //    bin's run of the pair list with one atomic and writes the (bucket, base index | sign
 //    << 31) pairs into the runs: the list is in bin order. The bins' offsets come from
@@ -25,11 +25,10 @@
 #include "digits.cuh"
 
 #define BIN_SHIFT 11
+// Threads of msm_bin_scatter_*; its entries per thread (PER) set the tile
+// (src/msm_scatter.rs, BinScatter). The block's global atomics, one per bin for its pairs
+// and one for the next window's counts, come to 1 per 4 entries of the 2^27 MSM at 16.
 #define BIN_THREADS 512
-// Entries per thread of msm_bin_scatter (its tile: BIN_TILE in src/msm_scatter.rs), and
-// 2 blocks per SM (64 registers, a few spilled): the block's global atomics, one per bin,
-// then come to 1 per 8 entries.
-#define BIN_PER_THREAD 32
 #define PLACE_THREADS 512
 #define PLACE_PER_THREAD 16
 #define PLACE_KEYS 8192  // shared-memory buckets of a tile (32 KB)
@@ -65,15 +64,20 @@ __device__ __forceinline__ uint32_t signed_digit(uint32_t bits, uint32_t carry, 
     return a == 0 ? NO_DIGIT : (a - 1) | (neg << 31);
 }
 
-// Window w's and w + 1's signed digits of entry i (planes as msm_canonical_planes wrote
-// them): bits [w c, (w + 2) c) lie in words wd, wd + 1, wd + 2 (2 c + 31 <= 96 bits).
-__device__ __forceinline__ void window_digits(const uint32_t* planes, uint32_t n, uint32_t i, uint32_t c,
-                                              uint32_t w, uint32_t& dw, uint32_t& dn) {
-    const uint32_t pos = w * c, wd = pos >> 5, off = pos & 31;
-    uint32_t x[3];
+// The words that window w's and w + 1's digits of entry i lie in (planes as
+// msm_canonical_planes wrote them): bits [w c, (w + 2) c) lie in words wd, wd + 1, wd + 2
+// (2 c + 31 <= 96 bits); x[3] the entry's carries.
+__device__ __forceinline__ void window_words(const uint32_t* planes, uint32_t n, uint32_t i, uint32_t wd,
+                                             uint32_t x[4]) {
 #pragma unroll
     for (int j = 0; j < 3; j++) x[j] = wd + j < 8 ? planes[(size_t)(wd + j) * n + i] : 0;
-    const uint32_t carries = planes[(size_t)8 * n + i];
+    x[3] = planes[(size_t)8 * n + i];
+}
+
+// Window w's and w + 1's signed digits from the words window_words loaded.
+__device__ __forceinline__ void window_digits(const uint32_t x[4], uint32_t c, uint32_t w, uint32_t& dw,
+                                              uint32_t& dn) {
+    const uint32_t off = (w * c) & 31, carries = x[3];
     const uint32_t mask = (1u << c) - 1;
     const uint64_t lo = x[0] | ((uint64_t)x[1] << 32), hi = x[1] | ((uint64_t)x[2] << 32);
     const uint32_t bw = (uint32_t)(lo >> off) & mask;
@@ -84,33 +88,48 @@ __device__ __forceinline__ void window_digits(const uint32_t* planes, uint32_t n
 }
 
 // Pass 1 over entries [0, n) (planes: their scalars, msm_canonical_planes; the base of
-// entry i is idx[i], or i). With `pairs`: scatters window w's digits into bin order
-// (bin_off: the nbins + 1 bin offsets, fill: nbins zeroed words). With `counted`: adds
-// the digits of window `cw` (w or w + 1) per bin to counted[bin]. Shared memory: 2 nbins
-// words.
+// entry i is idx[i], or i), PER entries per thread. With `pairs`: scatters window w's
+// digits into bin order (bin_off: the nbins + 1 bin offsets, fill: nbins zeroed words).
+// With `counted`: adds the digits of window `cw` (w or w + 1) per bin to counted[bin].
+// Shared memory: 2 nbins words.
+//
+// The loads of AHEAD entries are issued before their shared-memory atomics: ptxas keeps
+// loads behind earlier atomics, so with AHEAD = 1 each entry waits for its own loads in
+// turn (one DRAM round trip per entry and thread).
+template <int PER, int AHEAD>
 __device__ __forceinline__ void bin_scatter(const uint32_t* planes, const uint32_t* idx, uint32_t n, uint32_t c,
-                                                uint32_t w, uint32_t nbins, const uint32_t* bin_off,
-                                                uint32_t* fill, uint2* pairs, uint32_t* counted, uint32_t cw) {
+                                            uint32_t w, uint32_t nbins, const uint32_t* bin_off, uint32_t* fill,
+                                            uint2* pairs, uint32_t* counted, uint32_t cw) {
+    static_assert(PER % AHEAD == 0, "whole chunks of entries");
     extern __shared__ uint32_t sm[];
     uint32_t* hist = sm;
     uint32_t* chist = sm + nbins;
     for (uint32_t b = threadIdx.x; b < 2 * nbins; b += blockDim.x) sm[b] = 0;
     __syncthreads();
-    const uint32_t tile = blockIdx.x * (blockDim.x * BIN_PER_THREAD);
-    uint32_t key[BIN_PER_THREAD];
+    const uint32_t tile = blockIdx.x * (blockDim.x * PER), wd = (w * c) >> 5;
+    uint32_t key[PER];
 #pragma unroll
-    for (int e = 0; e < BIN_PER_THREAD; e++) {
-        const uint32_t i = tile + e * blockDim.x + threadIdx.x;
-        key[e] = NO_DIGIT;
-        if (i >= n) continue;
-        uint32_t dw, dn;
-        window_digits(planes, n, i, c, w, dw, dn);
-        if (pairs && dw != NO_DIGIT) {
-            key[e] = dw;
-            atomicAdd(&hist[(dw & 0x7fffffffu) >> BIN_SHIFT], 1u);
+    for (int e0 = 0; e0 < PER; e0 += AHEAD) {
+        uint32_t x[AHEAD][4];
+#pragma unroll
+        for (int a = 0; a < AHEAD; a++) {
+            const uint32_t i = tile + (e0 + a) * blockDim.x + threadIdx.x;
+            if (i < n) window_words(planes, n, i, wd, x[a]);
         }
-        const uint32_t dc = cw == w ? dw : dn;
-        if (counted && dc != NO_DIGIT) atomicAdd(&chist[(dc & 0x7fffffffu) >> BIN_SHIFT], 1u);
+#pragma unroll
+        for (int a = 0; a < AHEAD; a++) {
+            const uint32_t i = tile + (e0 + a) * blockDim.x + threadIdx.x;
+            key[e0 + a] = NO_DIGIT;
+            if (i >= n) continue;
+            uint32_t dw, dn;
+            window_digits(x[a], c, w, dw, dn);
+            if (pairs && dw != NO_DIGIT) {
+                key[e0 + a] = dw;
+                atomicAdd(&hist[(dw & 0x7fffffffu) >> BIN_SHIFT], 1u);
+            }
+            const uint32_t dc = cw == w ? dw : dn;
+            if (counted && dc != NO_DIGIT) atomicAdd(&chist[(dc & 0x7fffffffu) >> BIN_SHIFT], 1u);
+        }
     }
     __syncthreads();
     for (uint32_t b = threadIdx.x; b < nbins; b += blockDim.x) {
@@ -120,7 +139,7 @@ __device__ __forceinline__ void bin_scatter(const uint32_t* planes, const uint32
     if (!pairs) return;
     __syncthreads();
 #pragma unroll
-    for (int e = 0; e < BIN_PER_THREAD; e++) {
+    for (int e = 0; e < PER; e++) {
         if (key[e] == NO_DIGIT) continue;
         const uint32_t i = tile + e * blockDim.x + threadIdx.x;
         const uint32_t bucket = key[e] & 0x7fffffffu;
@@ -177,11 +196,21 @@ __device__ __forceinline__ void bin_place(const uint2* pairs, const uint32_t* bi
         if (e[j].x != NO_DIGIT) sorted[atomicAdd(&sm[e[j].x - lo], 1u)] = e[j].y;
 }
 
-extern "C" __global__ void __launch_bounds__(BIN_THREADS, 2)
-    msm_bin_scatter(const uint32_t* planes, const uint32_t* idx, uint32_t n, uint32_t c, uint32_t w, uint32_t nbins,
-                    const uint32_t* bin_off, uint32_t* fill, uint2* pairs, uint32_t* counted, uint32_t cw) {
-    bin_scatter(planes, idx, n, c, w, nbins, bin_off, fill, pairs, counted, cw);
-}
+// The compiled shapes (src/msm_scatter.rs, BinScatter, picks one):
+// msm_bin_scatter_<PER>x<AHEAD>_b<MINB>, MINB blocks per SM.
+#define BIN_SCATTER(PER, AHEAD, MINB)                                                                          \
+    extern "C" __global__ void __launch_bounds__(BIN_THREADS, MINB) msm_bin_scatter_##PER##x##AHEAD##_b##MINB(  \
+        const uint32_t* planes, const uint32_t* idx, uint32_t n, uint32_t c, uint32_t w, uint32_t nbins,          \
+        const uint32_t* bin_off, uint32_t* fill, uint2* pairs, uint32_t* counted, uint32_t cw) {                 \
+        bin_scatter<PER, AHEAD>(planes, idx, n, c, w, nbins, bin_off, fill, pairs, counted, cw);               \
+    }
+BIN_SCATTER(32, 1, 2)
+BIN_SCATTER(32, 8, 1)
+BIN_SCATTER(16, 8, 1)
+BIN_SCATTER(16, 8, 2)
+BIN_SCATTER(16, 16, 1)
+BIN_SCATTER(8, 8, 2)
+BIN_SCATTER(8, 8, 3)
 extern "C" __global__ void __launch_bounds__(PLACE_THREADS)
     msm_bin_count(const uint2* pairs, const uint32_t* bin_off, uint32_t nbins, uint32_t* counts) {
     bin_place<true>(pairs, bin_off, nbins, counts, nullptr);

@@ -32,7 +32,7 @@ pub struct Gpu {
 }
 
 /// Kernel names per module (must match the `extern "C"` names in kernels/*.cu).
-const KERNELS: &[(&str, &[&str])] = &[
+pub(crate) const KERNELS: &[(&str, &[&str])] = &[
     (
         "ntt",
         &[
@@ -62,7 +62,13 @@ const KERNELS: &[(&str, &[&str])] = &[
             "classify_scalars",
             "msm_canonical",
             "msm_canonical_planes",
-            "msm_bin_scatter",
+            "msm_bin_scatter_16x8_b1",
+            "msm_bin_scatter_32x1_b2",
+            "msm_bin_scatter_32x8_b1",
+            "msm_bin_scatter_16x8_b2",
+            "msm_bin_scatter_16x16_b1",
+            "msm_bin_scatter_8x8_b2",
+            "msm_bin_scatter_8x8_b3",
             "msm_bin_count",
             "msm_bin_place",
         ],

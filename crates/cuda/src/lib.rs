@@ -17,7 +17,7 @@ pub mod kernels;
 pub mod msm;
 pub mod msm_affine;
 pub mod msm_batch;
-mod msm_scatter;
+pub mod msm_scatter;
 pub mod ntt;
 pub mod options;
 pub mod pinned;

@@ -389,7 +389,8 @@ fn pippenger<C: Curve>(
     let w = windows(c);
     let b = 1usize << (c - 1);
     // The large MSMs scatter through bins, one window per group.
-    let binned = affine.binned_for(n);
+    let bin = affine.bin_scatter_for(n);
+    let binned = bin.is_some();
     let g = if binned { 1 } else { group_windows(n, w) };
     let t = C::REDUCE_THREADS;
     let shared = t * x as u32;
@@ -427,7 +428,7 @@ fn pippenger<C: Curve>(
     let mut all_buckets = gpu.zeros::<u8>(plain * b * x)?;
     let resident = gpu.resident_threads(&k("msm_chunk_sum"), 128)?;
     // The scalars as integers, converted once for every digit pass.
-    let digits = Digits::new(gpu, p, scalars, list, n, c, binned)?;
+    let digits = Digits::new(gpu, p, scalars, list, n, c, bin)?;
     // SAFETY (every launch below): argument lists match msm.cuh's MSM_KERNELS; buffer sizes
     // are as allocated here (buckets nb, head/tail `chunks`, partial gw*segs, window sums
     // w); the scatter (msm_scatter.rs) gives nb + 1 offsets and their entries.

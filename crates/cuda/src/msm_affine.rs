@@ -16,6 +16,7 @@ use filprove_groth16::ProveError;
 
 use crate::gpu::{blocks, cfg, Gpu};
 use crate::msm::{bucket_sums, scan_u32, Curve, SumInput};
+use crate::msm_scatter::BinScatter;
 
 /// Bytes of one G1 affine point and of one Fq element on the device.
 const POINT_BYTES: usize = 96;
@@ -66,6 +67,8 @@ pub struct AffineSums {
     /// Smallest MSM (entries) whose windows are scattered one at a time through bins
     /// (kernels/bin_scatter.cuh); `usize::MAX`: none.
     pub binned_min: usize,
+    /// The shape of the binned scatter's bin pass.
+    pub bin_scatter: BinScatter,
 }
 
 /// When a window group with levels reduces straight from their leftover points.
@@ -87,6 +90,7 @@ impl AffineSums {
         slots: Self::SLOTS,
         leftover: LeftoverReduce::Auto,
         binned_min: Self::BINNED_MIN,
+        bin_scatter: BinScatter::DEFAULT,
     };
 
     /// Default [`AffineSums::binned_min`]: MSMs whose sorted entries of one window (4 bytes
@@ -100,7 +104,7 @@ impl AffineSums {
 
     /// The default, or `FILPROVE_MSM_AFFINE_LEVELS`, `FILPROVE_MSM_AFFINE_MIN`,
     /// `FILPROVE_MSM_AFFINE_SLOTS` (1 to 1,024), `FILPROVE_MSM_LEFTOVER` (auto, always,
-    /// never) and `FILPROVE_MSM_BINNED_MIN`, read once per process (A/B runs; every
+    /// never), `FILPROVE_MSM_BINNED_MIN` and `FILPROVE_MSM_BIN_SCATTER`, read once per process (A/B runs; every
     /// setting gives the same sums).
     ///
     /// Default: 5 levels from 2^23 entries (window groups, or the ones of a split MSM),
@@ -128,6 +132,7 @@ impl AffineSums {
                 },
                 binned_min: get("FILPROVE_MSM_BINNED_MIN")
                     .map_or(Self::BINNED_MIN, |v: u64| v as usize),
+                bin_scatter: BinScatter::from_env(),
             }
         })
     }
@@ -135,6 +140,11 @@ impl AffineSums {
     /// Whether an MSM of `n` entries is scattered through bins.
     pub fn binned_for(&self, n: usize) -> bool {
         n >= self.binned_min
+    }
+
+    /// The binned scatter's bin pass for an MSM of `n` entries, or None (direct).
+    pub fn bin_scatter_for(&self, n: usize) -> Option<BinScatter> {
+        self.binned_for(n).then_some(self.bin_scatter)
     }
 
     /// Levels for a window group of `entries` scattered entries.
@@ -411,6 +421,7 @@ mod tests {
             slots: 128,
             leftover: LeftoverReduce::Auto,
             binned_min: AffineSums::BINNED_MIN,
+            bin_scatter: BinScatter::DEFAULT,
         };
         assert!(on.scratch_bytes(1 << 27, 1 << 21) > 9 << 30);
         assert_eq!(AffineSums::OFF.scratch_bytes(1 << 27, 1 << 21), 0);
@@ -424,6 +435,7 @@ mod tests {
             slots: 8,
             leftover: LeftoverReduce::Auto,
             binned_min: 100,
+            bin_scatter: BinScatter::DEFAULT,
         };
         assert_eq!(a.levels_for(99), 0);
         assert!(!a.binned_for(99) && a.binned_for(100));

@@ -6,6 +6,7 @@ use blstrs::Scalar as Fr;
 use ff::Field;
 use filprove_cuda::msm::{msm_host, msm_host_with, G1, G2};
 use filprove_cuda::msm_affine::{AffineSums, LeftoverReduce};
+use filprove_cuda::msm_scatter::BinScatter;
 use filprove_groth16::cpu;
 use group::prime::PrimeCurveAffine;
 use group::Curve;
@@ -94,7 +95,8 @@ fn split_msm_edge_distributions() {
 
 /// The binned scatter (msm.cuh, step 3) forced on at every size, G1 and G2, plain and
 /// split: random scalars, one heavy bucket, the Filecoin mix, -1 (every window's top
-/// bucket) and small integers (window 0's low bins only, the others empty).
+/// bucket) and small integers (window 0's low bins only, the others empty). Every other
+/// compiled shape of its bin pass on G1 at a few sizes (partial tiles, several tiles).
 #[test]
 fn binned_scatter_matches_cpu() {
     let Some(gpu) = common::gpu("binned_scatter_matches_cpu") else {
@@ -110,18 +112,19 @@ fn binned_scatter_matches_cpu() {
     let filecoin = common::filecoin_mix(&mut rng, max);
     let minus = vec![-Fr::ONE; max];
     let small: Vec<Fr> = (0..max).map(|i| Fr::from((i % 300) as u64)).collect();
+    let kinds = [
+        ("random", &random),
+        ("same", &same),
+        ("filecoin", &filecoin),
+        ("minus-one", &minus),
+        ("small", &small),
+    ];
     let binned = AffineSums {
         binned_min: 0,
         ..AffineSums::from_env()
     };
     for n in common::sizes(16) {
-        for (name, s) in [
-            ("random", &random),
-            ("same", &same),
-            ("filecoin", &filecoin),
-            ("minus-one", &minus),
-            ("small", &small),
-        ] {
+        for (name, s) in kinds {
             let want = cpu::msm_g1(&bases[..n], &s[..n]).unwrap();
             let want2 = (n <= max2).then(|| cpu::msm_g2(&bases2[..n], &s[..n]).unwrap());
             for split in [false, true] {
@@ -138,6 +141,29 @@ fn binned_scatter_matches_cpu() {
                         got2.to_affine(),
                         want2.to_affine(),
                         "G2 {name} of {n}, split {split}"
+                    );
+                }
+            }
+        }
+    }
+    for bin_scatter in BinScatter::ALL
+        .into_iter()
+        .filter(|k| *k != binned.bin_scatter)
+    {
+        let shape = AffineSums {
+            bin_scatter,
+            ..binned
+        };
+        for n in [1, 4097, 16385, max - 1, max] {
+            for (name, s) in kinds {
+                let want = cpu::msm_g1(&bases[..n], &s[..n]).unwrap();
+                for split in [false, true] {
+                    let got =
+                        msm_host_with::<G1>(&gpu, &bases[..n], &s[..n], split, &shape).unwrap();
+                    assert_eq!(
+                        got.to_affine(),
+                        want.to_affine(),
+                        "G1 {name} of {n}, split {split}, {bin_scatter:?}"
                     );
                 }
             }
@@ -242,6 +268,7 @@ fn affine_levels_match_cpu() {
             slots,
             leftover,
             binned_min,
+            bin_scatter: BinScatter::DEFAULT,
         };
         for n in common::sizes(17) {
             for (name, s) in [
