@@ -27,7 +27,7 @@
 #define BIN_SHIFT 11
 // Threads of msm_bin_scatter_*; its entries per thread (PER) set the tile
 // (src/msm_scatter.rs, BinScatter). The block's global atomics, one per bin for its pairs
-// and one for the next window's counts, come to 1 per 4 entries of the 2^27 MSM at 16.
+// and one for the next window's counts, come to 1 per 2 entries of the 2^27 MSM at 8.
 #define BIN_THREADS 512
 #define PLACE_THREADS 512
 #define PLACE_PER_THREAD 16

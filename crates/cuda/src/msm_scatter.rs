@@ -62,20 +62,20 @@ pub struct BinScatter {
 impl BinScatter {
     /// Every compiled shape (each is in crate::gpu's kernel list).
     pub const ALL: [BinScatter; 7] = [
+        Self::new("msm_bin_scatter_8x8_b2", 8),
         Self::new("msm_bin_scatter_16x8_b1", 16),
         Self::new("msm_bin_scatter_32x1_b2", 32),
         Self::new("msm_bin_scatter_32x8_b1", 32),
         Self::new("msm_bin_scatter_16x8_b2", 16),
         Self::new("msm_bin_scatter_16x16_b1", 16),
-        Self::new("msm_bin_scatter_8x8_b2", 8),
         Self::new("msm_bin_scatter_8x8_b3", 8),
     ];
 
-    /// The default: 16 entries per thread, the loads of 8 at a time issued together, one
-    /// block per SM (80 registers). On the H200 its bin pass of the 2^27 G1 MSM took 40.0
-    /// ms against 49.7 for session 12's shape (32x1_b2: each entry's loads after the
-    /// previous entry's atomics) and 42.0-44.5 for the others (docs/benchmarks.md,
-    /// "Session 13").
+    /// The default: 8 entries per thread with their loads issued together, two blocks
+    /// per SM (64 registers, none spilled). On the H200 its bin pass of the 2^27 G1 MSM
+    /// took 35.7 ms against 48.7 for session 12's shape (32x1_b2: each entry's loads
+    /// after the previous entry's atomics) and 38.6-44.5 for the others
+    /// (docs/benchmarks.md, "Session 13").
     pub const DEFAULT: Self = Self::ALL[0];
 
     const fn new(kernel: &'static str, per_thread: usize) -> Self {
@@ -384,11 +384,18 @@ mod tests {
             .flat_map(|(_, names)| names.iter().copied())
             .collect();
         for shape in BinScatter::ALL {
-            assert!(loaded.contains(&shape.kernel), "{} not loaded", shape.kernel);
+            assert!(
+                loaded.contains(&shape.kernel),
+                "{} not loaded",
+                shape.kernel
+            );
             let suffix = shape.kernel.strip_prefix("msm_bin_scatter_").unwrap();
             assert_eq!(BinScatter::named(suffix), Some(shape));
             // The entries per thread are the kernel's PER (msm_bin_scatter_<PER>x...).
-            assert_eq!(suffix.split('x').next(), Some(&*shape.per_thread.to_string()));
+            assert_eq!(
+                suffix.split('x').next(),
+                Some(&*shape.per_thread.to_string())
+            );
         }
         assert_eq!(BinScatter::named("7x7_b1"), None);
         assert!(BinScatter::ALL.contains(&BinScatter::DEFAULT));

@@ -83,7 +83,7 @@ unsafe impl Sync for Registered {}
 pub const REGISTER_PIECE: usize = 256 << 20;
 
 /// A host range registered as consecutive pieces of [`REGISTER_PIECE`] bytes (the last
-/// one shorter), unregistered one by one with a pause between them so that other
+/// one shorter) and unregistered one by one, with a pause between two calls so that other
 /// threads' driver calls get through. A copy from it must not span two pieces
 /// ([`piece_chunks`]).
 pub struct RegisteredPieces {
@@ -110,6 +110,9 @@ impl RegisteredPieces {
             let piece = unsafe { Registered::new_unchecked(gpu, ptr.add(off), len) }?;
             pieces.push(piece);
             off += len;
+            if off < bytes {
+                hand_over_driver();
+            }
         }
         Ok(Self { pieces })
     }
@@ -120,11 +123,19 @@ impl Drop for RegisteredPieces {
         while let Some(p) = self.pieces.pop() {
             drop(p);
             if !self.pieces.is_empty() {
-                // Hands the driver to a thread waiting for it (a region's next launch).
-                std::thread::sleep(std::time::Duration::from_micros(100));
+                hand_over_driver();
             }
         }
     }
+}
+
+/// A pause between two registration calls that hands the driver to a thread waiting for
+/// it (a kernel region's next launch or count read). It does not make registration
+/// harmless: on the H200 host a region that runs while the other worker registers a
+/// partition's 16.7 GB still slows down, with or without it (docs/benchmarks.md,
+/// "Session 13").
+fn hand_over_driver() {
+    std::thread::sleep(std::time::Duration::from_micros(100));
 }
 
 /// `bytes` split into consecutive `(offset, len)` chunks that never span two pieces of a
