@@ -2,8 +2,9 @@
 
 mod common;
 
-use blstrs::Scalar as Fr;
+use blstrs::{G1Affine, Scalar as Fr};
 use ff::Field;
+use filprove_cuda::gpu::Gpu;
 use filprove_cuda::msm::{msm_host, msm_host_with, G1, G2};
 use filprove_cuda::msm_affine::{AffineSums, LeftoverReduce};
 use filprove_cuda::msm_scatter::BinScatter;
@@ -156,18 +157,25 @@ fn binned_scatter_matches_cpu() {
         };
         for n in [1, 4097, 16385, max - 1, max] {
             for (name, s) in kinds {
-                let want = cpu::msm_g1(&bases[..n], &s[..n]).unwrap();
-                for split in [false, true] {
-                    let got =
-                        msm_host_with::<G1>(&gpu, &bases[..n], &s[..n], split, &shape).unwrap();
-                    assert_eq!(
-                        got.to_affine(),
-                        want.to_affine(),
-                        "G1 {name} of {n}, split {split}, {bin_scatter:?}"
-                    );
-                }
+                let what = format!("G1 {name} of {n}, {bin_scatter:?}");
+                g1_plain_and_split_match(&gpu, &bases[..n], &s[..n], &shape, &what);
             }
         }
+    }
+}
+
+/// The G1 MSM of `s` over `bases` with `sums`, plain and split, equals the CPU's.
+fn g1_plain_and_split_match(
+    gpu: &Gpu,
+    bases: &[G1Affine],
+    s: &[Fr],
+    sums: &AffineSums,
+    what: &str,
+) {
+    let want = cpu::msm_g1(bases, s).unwrap();
+    for split in [false, true] {
+        let got = msm_host_with::<G1>(gpu, bases, s, split, sums).unwrap();
+        assert_eq!(got.to_affine(), want.to_affine(), "{what}, split {split}");
     }
 }
 
@@ -277,16 +285,8 @@ fn affine_levels_match_cpu() {
                 ("filecoin", &filecoin),
                 ("few", &few),
             ] {
-                let want = cpu::msm_g1(&bases[..n], &s[..n]).unwrap();
-                for split in [false, true] {
-                    let got =
-                        msm_host_with::<G1>(&gpu, &bases[..n], &s[..n], split, &affine).unwrap();
-                    assert_eq!(
-                        got.to_affine(),
-                        want.to_affine(),
-                        "{levels} levels, {leftover:?}, {name} of {n}, split {split}"
-                    );
-                }
+                let what = format!("{levels} levels, {leftover:?}, {name} of {n}");
+                g1_plain_and_split_match(&gpu, &bases[..n], &s[..n], &affine, &what);
             }
         }
         for n in [2usize, 3, 64, 1000, 1 << 14] {
