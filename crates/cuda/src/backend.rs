@@ -35,6 +35,11 @@ use crate::stage::{self, HostPath, StagedPartition};
 const BOUNCE_CHUNK: usize = 64 << 20;
 /// Device memory left to the driver, the allocator's pools and fragmentation.
 const MARGIN_BYTES: u64 = 2 << 30;
+/// Host time a region spends at most registering fresh host memory behind its queued
+/// kernels ([`RegisterAt::Auto`]): on the H200 host, 0.5 s of registration slowed the H
+/// MSM beside it by 1-2 ms, 0.8 s by 8 ms, 1.3 s by 13-19 ms (docs/benchmarks.md
+/// "Session 14"); ~1.6 GB of fresh memory per region at this budget.
+const REGION_REGISTER_BUDGET: Duration = Duration::from_millis(750);
 
 /// The GPU prover on one device.
 pub struct CudaBackend {
@@ -310,16 +315,10 @@ impl CudaBackend {
             HostPath::Pageable => None,
             _ => Some(self.bounce(&mut guard)?),
         };
-        // Registering now delays only a region that runs meanwhile: with none, now. (The
-        // probe's guard, when it got one, is dropped at once: staging never holds it.)
-        let register_later = match self.opts.register_at {
-            RegisterAt::Staging => false,
-            RegisterAt::Region => true,
-            RegisterAt::Auto => {
-                let probe = self.region.try_lock();
-                probe.is_err()
-            }
-        };
+        // Registering at staging delays the partition's own proof (~0.45 s per GB of
+        // fresh memory) and slows a region running meanwhile: only when told to.
+        let at = self.opts.register_at;
+        let mut register = || at == RegisterAt::Staging;
         let mut part = stage::stage(
             &self.gpu,
             self.gpu.copy_stream(),
@@ -328,9 +327,18 @@ impl CudaBackend {
             self.opts.host_path,
             bounce,
             "stage",
-            register_later,
+            &mut register,
         )?;
         report.merge(std::mem::take(&mut part.report));
+        // The kernel lock is for kernels: the staging worker waits here, outside it, until
+        // its copies have landed (a region that took the lock first would only wait for
+        // them on the device, keeping the other worker out meanwhile).
+        if let Some((_, end)) = &part.copy_events {
+            let t = Instant::now();
+            end.synchronize()
+                .map_err(|e| self.gpu.err("wait for the staged copies", e))?;
+            report.add_phase("stage_copy_wait", t.elapsed());
+        }
         Ok((StagedState::Ready(Box::new(part), hold), report))
     }
 
@@ -382,7 +390,8 @@ impl CudaBackend {
                     HostPath::Pageable => None,
                     _ => Some(self.bounce(&mut guard)?),
                 };
-                let mut p = stage::stage(gpu, s, asg, shape.lg, path, bounce, "upload", false)?;
+                let mut p =
+                    stage::stage(gpu, s, asg, shape.lg, path, bounce, "upload", &mut || true)?;
                 if !self.opts.prestage {
                     report
                         .fallbacks
@@ -472,14 +481,18 @@ impl CudaBackend {
         )?;
         end_phase("msm_h")?;
         // The H MSM (the region's longest work) is queued and the host has nothing to do
-        // until L's scalar counts: the first registration of this partition's vectors,
-        // when staging left it for here, goes where it delays no kernel (later partitions
-        // refill them and copy from page-locked memory).
-        if self.opts.prestage
-            && self.opts.host_path == HostPath::Register
-            && self.opts.register_at != RegisterAt::Staging
-        {
-            stage::pin_unpinned(gpu, asg, report);
+        // until L's scalar counts: the registration staging left for later goes here,
+        // piece by piece until the compute stream runs dry, where it delays no kernel
+        // (later partitions refill the same vectors and copy from page-locked memory).
+        let budget = match self.opts.register_at {
+            RegisterAt::Staging => None,
+            RegisterAt::Region => Some(None),
+            RegisterAt::Auto => Some(Some(REGION_REGISTER_BUDGET)),
+        };
+        if let Some(budget) = budget {
+            if self.opts.prestage && self.opts.host_path == HostPath::Register {
+                stage::pin_unpinned(gpu, asg, budget, report);
+            }
         }
         let n_aux = asg.aux_assignment.len();
         let l = msm_batched::<G1>(

@@ -31,8 +31,9 @@ pub struct Gpu {
     counts_host: std::sync::Mutex<Option<PinnedHostSlice<u32>>>,
 }
 
-/// Kernel names per module (must match the `extern "C"` names in kernels/*.cu).
-pub(crate) const KERNELS: &[(&str, &[&str])] = &[
+/// Kernel names per module (must match the `extern "C"` names in kernels/*.cu). The bin
+/// pass's shapes, in "scalars" too, are listed once, in [`crate::msm_scatter::BinScatter::ALL`].
+const KERNELS: &[(&str, &[&str])] = &[
     (
         "ntt",
         &[
@@ -62,13 +63,6 @@ pub(crate) const KERNELS: &[(&str, &[&str])] = &[
             "classify_scalars",
             "msm_canonical",
             "msm_canonical_planes",
-            "msm_bin_scatter_16x8_b1",
-            "msm_bin_scatter_32x1_b2",
-            "msm_bin_scatter_32x8_b1",
-            "msm_bin_scatter_16x8_b2",
-            "msm_bin_scatter_16x16_b1",
-            "msm_bin_scatter_8x8_b2",
-            "msm_bin_scatter_8x8_b3",
             "msm_bin_count",
             "msm_bin_place",
         ],
@@ -237,7 +231,13 @@ impl Gpu {
                         describe(&e)
                     ))
                 })?;
-            for n in names.iter() {
+            let shapes = crate::msm_scatter::BinScatter::ALL.iter().map(|b| b.kernel);
+            let extra: Vec<&str> = if *module == "scalars" {
+                shapes.collect()
+            } else {
+                Vec::new()
+            };
+            for n in names.iter().chain(extra.iter()) {
                 let f = m
                     .load_function(n)
                     .map_err(|e| unavailable(format!("kernel {n}: {}", describe(&e))))?;

@@ -378,17 +378,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_bin_scatter_shape_is_loaded_and_named() {
-        let loaded: Vec<&str> = crate::gpu::KERNELS
-            .iter()
-            .flat_map(|(_, names)| names.iter().copied())
-            .collect();
+    fn every_bin_scatter_shape_is_named_by_its_kernel() {
         for shape in BinScatter::ALL {
-            assert!(
-                loaded.contains(&shape.kernel),
-                "{} not loaded",
-                shape.kernel
-            );
             let suffix = shape.kernel.strip_prefix("msm_bin_scatter_").unwrap();
             assert_eq!(BinScatter::named(suffix), Some(shape));
             // The entries per thread are the kernel's PER (msm_bin_scatter_<PER>x...).

@@ -32,16 +32,17 @@ pub struct CudaOptions {
 /// When host vectors are registered in place ([`CudaOptions::register_at`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RegisterAt {
-    /// While staging: the driver is held for the whole registration (~1 s per 16 GiB, up
-    /// to 9 s on pages never touched), and a region running then stalls.
+    /// While staging: the driver is held for the whole registration (~0.45 s per GB of
+    /// freshly written memory), the partition's proof waits for it and a region running
+    /// then slows down.
     Staging,
-    /// Inside the partition's own kernel region, once its H MSM is queued: the staging
-    /// goes through the bounce buffers, and the registration's driver time is hidden
-    /// behind the queued kernels (vectors left over go in a later region of the same,
-    /// refilled, assignment).
+    /// Inside the partition's own kernel regions, once the H MSM is queued: staging sends
+    /// what is not page-locked yet through the bounce buffers, and the region registers
+    /// piece by piece while its queued kernels hide the driver time, until the compute
+    /// stream runs dry (what is left goes in a later region of the same, refilled,
+    /// assignment).
     Region,
-    /// At staging when no region is running on the device (nothing to stall), else in
-    /// the region.
+    /// As `Region`, at most ~0.75 s per region (more slows the kernels beside it by ~1 %).
     Auto,
 }
 

@@ -79,42 +79,55 @@ unsafe impl Sync for Registered {}
 /// Bytes per registration of [`RegisteredPieces`]. Registering or unregistering holds
 /// the driver, and every other thread's driver calls (a kernel region's launches
 /// included) wait meanwhile: unregistering a 32 GiB partition's 16.7 GB in one call held
-/// it ~1.4 s on the H200 host (session 8). In 256 MiB pieces each call holds it ~20 ms.
-pub const REGISTER_PIECE: usize = 256 << 20;
+/// it ~1.4 s on the H200 host (session 8). A 64 MiB piece holds it 3-25 ms (freshly
+/// written memory is the slow end), short enough to stop between two pieces when the
+/// registration starts to delay kernels ([`RegisteredPieces::new_while`]).
+pub const REGISTER_PIECE: usize = 64 << 20;
 
-/// A host range registered as consecutive pieces of [`REGISTER_PIECE`] bytes (the last
-/// one shorter) and unregistered one by one, with a pause between two calls so that other
-/// threads' driver calls get through. A copy from it must not span two pieces
-/// ([`piece_chunks`]).
+/// Consecutive pieces of [`REGISTER_PIECE`] bytes of a host range (the last one may be
+/// shorter), registered one by one and unregistered one by one, with a pause between two
+/// calls so that other threads' driver calls get through. A copy from it must not span
+/// two pieces ([`piece_chunks`]).
 pub struct RegisteredPieces {
     pieces: Vec<Registered>,
 }
 
 impl RegisteredPieces {
-    /// Registers the `bytes` bytes at `ptr` in pieces (see [`Registered::new`]; a range
-    /// below [`MIN_REGISTER_BYTES`] is refused). On an error the pieces already
-    /// registered are released.
+    /// Registers the `bytes` bytes at `ptr` from offset `from` (a multiple of
+    /// [`REGISTER_PIECE`]) piece by piece, asking `more` before each piece whether to go
+    /// on. Returns the pieces and the offset they reach (`bytes` when complete). A range
+    /// below [`MIN_REGISTER_BYTES`] is refused; on an error the pieces registered by this
+    /// call are released.
     ///
     /// # Safety
     /// As [`Registered::new`], for the whole range.
-    pub unsafe fn new(gpu: &Gpu, ptr: *const u8, bytes: usize) -> Result<Self, String> {
+    pub unsafe fn new_while(
+        gpu: &Gpu,
+        ptr: *const u8,
+        bytes: usize,
+        from: usize,
+        more: &mut dyn FnMut() -> bool,
+    ) -> Result<(Self, usize), String> {
         if bytes < MIN_REGISTER_BYTES {
             return Err(format!("{bytes} bytes: too small to register"));
         }
-        let mut pieces = Vec::with_capacity(bytes.div_ceil(REGISTER_PIECE));
-        let mut off = 0;
-        while off < bytes {
+        if !from.is_multiple_of(REGISTER_PIECE) && from < bytes {
+            return Err(format!("offset {from}: not at a piece boundary"));
+        }
+        let mut pieces = Vec::with_capacity(bytes.saturating_sub(from).div_ceil(REGISTER_PIECE));
+        let mut off = from;
+        while off < bytes && more() {
+            if !pieces.is_empty() {
+                hand_over_driver();
+            }
             let len = REGISTER_PIECE.min(bytes - off);
             // SAFETY: a sub-range of the caller's range. A short last piece is registered
             // directly (the size floor is for whole vectors).
             let piece = unsafe { Registered::new_unchecked(gpu, ptr.add(off), len) }?;
             pieces.push(piece);
             off += len;
-            if off < bytes {
-                hand_over_driver();
-            }
         }
-        Ok(Self { pieces })
+        Ok((Self { pieces }, off))
     }
 }
 

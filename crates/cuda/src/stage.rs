@@ -93,77 +93,100 @@ fn is_pinned(pins: &HostPins, v: &Vec<Fr>) -> bool {
     pins.covers(v.as_ptr().cast::<u8>(), v.capacity() * size_of::<Fr>())
 }
 
-/// Makes sure `v`'s whole allocation is page-locked: by the pin it kept, or by
-/// registering it now (timed as `phase`; the pin then stays with the assignment).
-pub fn pin_in_place(
+/// Page-locks more of `v`'s allocation in place, piece by piece from where its pins end,
+/// while `more` says so before each piece (timed as `phase`; the pins stay with the
+/// assignment). Returns how many bytes from the allocation's start are page-locked now
+/// (its whole capacity when done).
+pub fn pin_more(
     gpu: &Gpu,
     pins: &HostPins,
     v: &Vec<Fr>,
     report: &mut ProveReport,
     phase: &'static str,
-) -> Result<(), String> {
+    more: &mut dyn FnMut() -> bool,
+) -> Result<usize, String> {
     let (ptr, bytes) = (v.as_ptr().cast::<u8>(), v.capacity() * size_of::<Fr>());
-    if pins.covers(ptr, bytes) {
-        return Ok(());
+    let from = pins.pinned_prefix(ptr, bytes);
+    if from >= bytes {
+        return Ok(bytes);
     }
     let t = Instant::now();
-    // SAFETY: `v`'s allocation is live; its pin is released before it reallocates or is
-    // freed (the assignment's contract), and the assignment outlives this partition's
+    // SAFETY: `v`'s allocation is live; its pins are released before it reallocates or
+    // is freed (the assignment's contract), and the assignment outlives this partition's
     // copies (stage's caller contract).
-    let registered = unsafe { RegisteredPieces::new(gpu, ptr, bytes) }?;
-    pins.attach(ptr, bytes, Box::new(registered));
-    report.add_phase(phase, t.elapsed());
-    Ok(())
+    let (pieces, to) = unsafe { RegisteredPieces::new_while(gpu, ptr, bytes, from, more) }?;
+    if to > from {
+        pins.attach_range(ptr, bytes, from..to, Box::new(pieces));
+        report.add_phase(phase, t.elapsed());
+    }
+    Ok(to)
 }
 
-/// Registers the assignment's staged vectors that are not page-locked yet (the ones
-/// [`stage`] sent through the bounce buffers when told to leave registration for later),
-/// timed as phase "region_register": the first one always, the others while the compute
-/// stream is still busy (the queued kernels hide the driver time; what is left waits for
-/// a later region of the same, refilled, assignment). Vectors too small to register stay
-/// as they are. Returns how many were registered.
-pub fn pin_unpinned(gpu: &Gpu, asg: &ProvingAssignment, report: &mut ProveReport) -> usize {
-    let mut n = 0;
+/// Page-locks more of the assignment's staged vectors (the parts [`stage`] sent through
+/// the bounce buffers because registering then would have delayed a region), timed as
+/// phase "region_register": called once the region's H MSM is queued, it registers piece
+/// by piece while the compute stream is busy and stops when the stream runs dry, so the
+/// driver time it holds delays no kernel of its own region (what is left waits for a
+/// later region of the same, refilled, assignment), or when `budget` (if any) is spent:
+/// registering while kernels run still slows them a little (~1 % of an H MSM that runs
+/// beside 1.3 s of registration on the H200; docs/benchmarks.md "Session 14"). Vectors
+/// too small to register stay as they are. Returns the bytes registered.
+pub fn pin_unpinned(
+    gpu: &Gpu,
+    asg: &ProvingAssignment,
+    budget: Option<std::time::Duration>,
+    report: &mut ProveReport,
+) -> usize {
+    let t = Instant::now();
+    let mut busy = || !gpu.compute_idle() && budget.is_none_or(|b| t.elapsed() < b);
+    let mut registered = 0;
     for v in [&asg.a, &asg.b, &asg.c, &asg.aux_assignment] {
         if is_pinned(&asg.pins, v) || bytes_of(v).len() < crate::pinned::MIN_REGISTER_BYTES {
             continue;
         }
-        if n > 0 && gpu.compute_idle() {
-            break;
-        }
-        match pin_in_place(gpu, &asg.pins, v, report, "region_register") {
-            Ok(()) => n += 1,
+        let bytes = v.capacity() * size_of::<Fr>();
+        let from = asg.pins.pinned_prefix(v.as_ptr().cast(), bytes);
+        match pin_more(gpu, &asg.pins, v, report, "region_register", &mut busy) {
+            Ok(to) => {
+                registered += to - from;
+                if to < bytes {
+                    break; // the compute stream ran dry or the budget is spent
+                }
+            }
             Err(why) => log::debug!("{}: not registered in the region: {why}", gpu.name()),
         }
     }
-    n
+    registered
 }
 
-/// Queues `host` -> `dst` on `stream`: through the bounce buffers when `how` is
-/// [`HostPath::Bounce`] and there are some, else directly (from page-locked memory when
-/// `how` is [`HostPath::Register`]).
+/// Queues `host` -> `dst` on `stream`: its first `direct` bytes straight from page-locked
+/// memory (registered by [`pin_more`] in pieces from the vector's start: one copy per
+/// piece), the rest through the bounce buffers when `rest` is [`HostPath::Bounce`] and
+/// there are some, else from pageable memory.
 fn copy_in(
     gpu: &Gpu,
     stream: &Arc<CudaStream>,
-    how: HostPath,
+    direct: usize,
+    rest: HostPath,
     bounce: Option<&mut Bounce>,
     host: &[u8],
     dst: &mut CudaViewMut<'_, u8>,
 ) -> Result<(), ProveError> {
-    match (how, bounce) {
-        (HostPath::Bounce, Some(b)) => b.upload(gpu, stream, host, dst),
-        // Registered in pieces from the vector's start (pin_in_place): one copy per piece.
-        (HostPath::Register, _) => {
-            for (off, len) in piece_chunks(host.len()) {
-                let mut d = dst.slice_mut(off..off + len);
-                stream
-                    .memcpy_htod(&host[off..off + len], &mut d)
-                    .map_err(|e| gpu.err("upload", e))?;
-            }
-            Ok(())
-        }
+    let direct = direct.min(host.len());
+    for (off, len) in piece_chunks(direct) {
+        let mut d = dst.slice_mut(off..off + len);
+        stream
+            .memcpy_htod(&host[off..off + len], &mut d)
+            .map_err(|e| gpu.err("upload", e))?;
+    }
+    if direct == host.len() {
+        return Ok(());
+    }
+    let (tail, mut d) = (&host[direct..], dst.slice_mut(direct..host.len()));
+    match (rest, bounce) {
+        (HostPath::Bounce, Some(b)) => b.upload(gpu, stream, tail, &mut d),
         _ => stream
-            .memcpy_htod(host, dst)
+            .memcpy_htod(tail, &mut d)
             .map_err(|e| gpu.err("upload", e)),
     }
 }
@@ -171,8 +194,11 @@ fn copy_in(
 /// Copies the assignment's vectors into new device buffers on `stream`. `phase` names the
 /// timing and transfer entries ("stage" before the lock, "upload" inside it). Host memory
 /// that cannot be registered falls back to the bounce buffers (the report says why).
-/// With `register_later`, vectors not page-locked yet go through the bounce buffers
-/// instead of being registered now ([`pin_unpinned`] registers them at a better time).
+/// With [`HostPath::Register`], the parts of vectors not page-locked yet are registered
+/// piece by piece while `register` says so before each piece (it says no while a region
+/// runs that the driver time would delay); what is left goes through the bounce buffers
+/// ([`pin_unpinned`] registers it at a better time). Without bounce buffers everything is
+/// registered.
 #[allow(clippy::too_many_arguments)]
 pub fn stage(
     gpu: &Gpu,
@@ -182,7 +208,7 @@ pub fn stage(
     path: HostPath,
     mut bounce: Option<&mut Bounce>,
     phase: &'static str,
-    register_later: bool,
+    register: &mut dyn FnMut() -> bool,
 ) -> Result<StagedPartition, ProveError> {
     let t = Instant::now();
     let m = 1usize << lg;
@@ -219,6 +245,7 @@ pub fn stage(
             copy_in(
                 gpu,
                 stream,
+                0,
                 unregistered,
                 bounce.as_deref_mut(),
                 host,
@@ -232,36 +259,45 @@ pub fn stage(
     let a_words = words(asg.a_aux_density.words(), &mut report)?;
     let b_words = words(asg.b_aux_density.words(), &mut report)?;
     calls.mark("words");
+    let mut always = || true;
+    let register: &mut dyn FnMut() -> bool = if unregistered == HostPath::Bounce {
+        register
+    } else {
+        &mut always
+    };
     let mut send = |v: &Vec<Fr>, dst: &mut CudaSlice<u8>, report: &mut ProveReport| {
         let host = bytes_of(v);
         if host.is_empty() {
             return Ok(());
         }
         let mut view = dst.slice_mut(0..host.len());
-        let mut how = path;
-        if how == HostPath::Register
-            && register_later
-            && unregistered == HostPath::Bounce
-            && !is_pinned(&asg.pins, v)
-        {
-            how = HostPath::Bounce;
-        }
-        if how == HostPath::Register {
-            match pin_in_place(gpu, &asg.pins, v, report, "stage_register") {
-                Ok(()) => {}
+        // Bytes from the start sent straight from page-locked memory.
+        let mut direct = 0;
+        if path == HostPath::Register {
+            match pin_more(gpu, &asg.pins, v, report, "stage_register", &mut *register) {
+                Ok(to) => direct = to.min(host.len()),
                 Err(why) => {
-                    how = unregistered;
                     if host.len() >= crate::pinned::MIN_REGISTER_BYTES {
                         report
                             .fallbacks
-                            .push(format!("{why}; sent via {}", how.as_str()));
+                            .push(format!("{why}; sent via {}", unregistered.as_str()));
                     }
                 }
             }
         }
-        copy_in(gpu, stream, how, bounce.as_deref_mut(), host, &mut view)?;
-        let pinned = how != HostPath::Pageable;
-        report.add_transfer(phase, Direction::HostToDevice, host.len() as u64, pinned);
+        copy_in(
+            gpu,
+            stream,
+            direct,
+            unregistered,
+            bounce.as_deref_mut(),
+            host,
+            &mut view,
+        )?;
+        let rest = (host.len() - direct) as u64;
+        report.add_transfer(phase, Direction::HostToDevice, direct as u64, true);
+        let pinned = unregistered != HostPath::Pageable;
+        report.add_transfer(phase, Direction::HostToDevice, rest, pinned);
         Ok::<(), ProveError>(())
     };
     let mut abc = Vec::with_capacity(3);

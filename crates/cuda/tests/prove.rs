@@ -252,9 +252,10 @@ fn every_switch_combination_gives_the_cpu_proof() {
 }
 
 /// Registration in the region: a fresh assignment is staged through the bounce buffers
-/// and its vectors are registered inside its own kernel region (behind the queued H MSM);
-/// proved again, it registers nothing. By default (auto) staging registers itself when no
-/// region is running. Proofs verify either way.
+/// and its vectors are registered inside its own kernel regions (behind the queued H MSM,
+/// until the kernels are done); once all is page-locked, it registers nothing. The default
+/// (auto) does the same within a time budget per region; `staging` registers at staging.
+/// Proofs verify either way.
 #[test]
 fn fresh_vectors_are_registered_inside_their_region() {
     use filprove_cuda::options::{CudaOptions, RegisterAt};
@@ -288,21 +289,176 @@ fn fresh_vectors_are_registered_inside_their_region() {
     let backend = CudaBackend::with_options(0, in_region).unwrap();
     let first = ProvingAssignment::synthesize(mk(&mut rng)).unwrap();
     let report = prove(&backend, &first, &mut rng);
-    assert!(!first.pins.is_empty(), "the region registered the vectors");
+    assert!(
+        !first.pins.is_empty(),
+        "the region registered while its H MSM ran"
+    );
     assert!(
         report.phase("region_register").is_some() && report.phase("stage_register").is_none(),
         "{report:?}"
     );
+    // Each region registers while its own kernels run and stops when they are done:
+    // a few rounds of the same assignment page-lock all of it, then nothing is left.
+    let all_pinned = |asg: &ProvingAssignment| {
+        [&asg.a, &asg.b, &asg.c, &asg.aux_assignment]
+            .iter()
+            .all(|v| asg.pins.covers(v.as_ptr().cast(), v.capacity() * 32))
+    };
+    let mut rounds = 1;
+    while !all_pinned(&first) {
+        assert!(rounds < 8, "still not page-locked after {rounds} regions");
+        let report = prove(&backend, &first, &mut rng);
+        assert!(report.phase("stage_register").is_none(), "{report:?}");
+        rounds += 1;
+    }
     let report = prove(&backend, &first, &mut rng);
     assert!(
         report.phase("region_register").is_none() && report.phase("stage_register").is_none(),
         "{report:?}"
     );
+    // By default (auto) too, but within a time budget per region; staging at staging.
     let auto = CudaBackend::new(0).unwrap();
     let second = ProvingAssignment::synthesize(mk(&mut rng)).unwrap();
     let report = prove(&auto, &second, &mut rng);
     assert!(
+        report.phase("stage_register").is_none() && report.phase("region_register").is_some(),
+        "{report:?}"
+    );
+    assert!(report.phase("stage_copy_wait").is_some(), "{report:?}");
+    let at_staging = CudaOptions {
+        register_at: RegisterAt::Staging,
+        ..Default::default()
+    };
+    let staging = CudaBackend::with_options(0, at_staging).unwrap();
+    let third = ProvingAssignment::synthesize(mk(&mut rng)).unwrap();
+    let report = prove(&staging, &third, &mut rng);
+    assert!(
         report.phase("stage_register").is_some() && report.phase("region_register").is_none(),
         "{report:?}"
     );
+    assert!(all_pinned(&third));
+}
+
+/// Staging page-locks a vector piece by piece while it is allowed to, sends the rest
+/// through the bounce buffers, and a later staging picks up where the pins end: the device
+/// buffers hold the host bytes (zero padded) every time, and the transfers are counted
+/// page-locked.
+#[test]
+fn staging_registers_piece_by_piece_and_bounces_the_rest() {
+    use filprove_cuda::field::bytes_of;
+    use filprove_cuda::pinned::{Bounce, REGISTER_PIECE};
+    use filprove_cuda::stage::{self, HostPath};
+    use filprove_groth16::density::DensityBits;
+    use filprove_groth16::{Direction, ProveReport};
+    use rand::Rng;
+    let Some(gpu) = common::gpu("staging_registers_piece_by_piece_and_bounces_the_rest") else {
+        return;
+    };
+    let mut rng = common::rng("piecewise");
+    // Two whole pieces and a short one per vector: a domain of 2^23.
+    let per_piece = REGISTER_PIECE / 32;
+    let n = 2 * per_piece + 1000 + rng.gen_range(0..1000);
+    let lg = 23;
+    assert!(n <= 1 << lg);
+    let mut vals = |n: usize| -> Vec<Fr> { (0..n).map(|_| Fr::from(rng.gen::<u64>())).collect() };
+    let mut asg = ProvingAssignment {
+        a: vals(n),
+        b: vals(n),
+        c: vals(n),
+        input_assignment: vals(1),
+        aux_assignment: vals(n),
+        ..Default::default()
+    };
+    let mut bits = DensityBits::with_capacity(n);
+    for _ in 0..n {
+        bits.push_set();
+    }
+    asg.a_aux_density = bits.clone();
+    asg.b_aux_density = bits;
+    let prefix = |v: &Vec<Fr>| asg.pins.pinned_prefix(v.as_ptr().cast(), v.capacity() * 32);
+    let mut bounce = Bounce::new(&gpu, 32 << 20).unwrap();
+    let check = |part: &stage::StagedPartition, report: &ProveReport, what: &str| {
+        gpu.copy_stream().synchronize().unwrap();
+        for (d, v) in part.abc.iter().zip([&asg.a, &asg.b, &asg.c]) {
+            let got = common::download(&gpu, d);
+            let host = bytes_of(v);
+            assert!(got[..host.len()] == *host, "{what}: a/b/c bytes");
+            assert!(got[host.len()..].iter().all(|&x| x == 0), "{what}: padding");
+        }
+        let aux = common::download(&gpu, &part.aux);
+        assert!(aux == bytes_of(&asg.aux_assignment), "{what}: aux bytes");
+        let pageable = report.bytes(Direction::HostToDevice, Some(false));
+        assert_eq!(pageable, 0, "{what}: {report:?}");
+        let pinned = report.bytes(Direction::HostToDevice, Some(true));
+        assert!(pinned >= 4 * n as u64 * 32, "{what}: {pinned}");
+    };
+
+    // Two pieces allowed: a's first two, nothing of the others.
+    let mut left = 2;
+    let mut two = || {
+        left -= 1;
+        left >= 0
+    };
+    let mut part = stage::stage(
+        &gpu,
+        gpu.copy_stream(),
+        &asg,
+        lg,
+        HostPath::Register,
+        Some(&mut bounce),
+        "stage",
+        &mut two,
+    )
+    .unwrap();
+    let report = std::mem::take(&mut part.report);
+    check(&part, &report, "two pieces");
+    assert!(report.phase("stage_register").is_some(), "{report:?}");
+    assert_eq!(prefix(&asg.a), 2 * REGISTER_PIECE);
+    for v in [&asg.b, &asg.c, &asg.aux_assignment] {
+        assert_eq!(prefix(v), 0);
+    }
+    drop(part);
+
+    // With the compute stream idle, the region's registration does nothing.
+    let mut report = ProveReport::default();
+    assert_eq!(stage::pin_unpinned(&gpu, &asg, None, &mut report), 0);
+    assert!(report.phase("region_register").is_none());
+
+    // Nothing allowed: the pinned prefix is still used, the rest bounces.
+    let mut part = stage::stage(
+        &gpu,
+        gpu.copy_stream(),
+        &asg,
+        lg,
+        HostPath::Register,
+        Some(&mut bounce),
+        "stage",
+        &mut || false,
+    )
+    .unwrap();
+    let report = std::mem::take(&mut part.report);
+    check(&part, &report, "none allowed");
+    assert!(report.phase("stage_register").is_none(), "{report:?}");
+    drop(part);
+
+    // Everything allowed: registration resumes at a's third piece.
+    let mut part = stage::stage(
+        &gpu,
+        gpu.copy_stream(),
+        &asg,
+        lg,
+        HostPath::Register,
+        Some(&mut bounce),
+        "stage",
+        &mut || true,
+    )
+    .unwrap();
+    let report = std::mem::take(&mut part.report);
+    check(&part, &report, "all allowed");
+    for v in [&asg.a, &asg.b, &asg.c, &asg.aux_assignment] {
+        assert_eq!(prefix(v), v.capacity() * 32, "whole allocation page-locked");
+    }
+    // a: its two first pieces and the rest; b, c, aux: one range each.
+    assert_eq!(asg.pins.len(), 5);
+    drop(part);
 }

@@ -22,11 +22,14 @@ use std::time::{Duration, Instant};
 
 use crate::ProvingAssignment;
 
-/// One pinned allocation: its start, its length, and the backend's guard that releases
-/// the pinning when dropped.
+/// One pinned byte range `[from, to)` of an allocation (its start and length), with the
+/// backend's guard that releases the pinning when dropped. An allocation may be pinned
+/// piece by piece: several ranges of the same allocation, from its start.
 struct Pin {
     ptr: usize,
     bytes: usize,
+    from: usize,
+    to: usize,
     _guard: Box<dyn Send + Sync>,
 }
 
@@ -42,26 +45,78 @@ impl HostPins {
         self.pins.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// True when the allocation starting at `ptr` of exactly `bytes` is pinned.
+    /// True when the whole allocation starting at `ptr` of exactly `bytes` is pinned.
     pub fn covers(&self, ptr: *const u8, bytes: usize) -> bool {
-        self.lock()
+        self.pinned_prefix(ptr, bytes) == bytes
+    }
+
+    /// How many bytes from the start of the allocation at `ptr` (`bytes` long) are
+    /// pinned without a gap.
+    pub fn pinned_prefix(&self, ptr: *const u8, bytes: usize) -> usize {
+        let pins = self.lock();
+        let mut ranges: Vec<(usize, usize)> = pins
             .iter()
-            .any(|p| p.ptr == ptr as usize && p.bytes == bytes)
+            .filter(|p| p.ptr == ptr as usize && p.bytes == bytes)
+            .map(|p| (p.from, p.to))
+            .collect();
+        ranges.sort_unstable();
+        let mut end = 0;
+        for (from, to) in ranges {
+            if from > end {
+                break;
+            }
+            end = end.max(to);
+        }
+        end.min(bytes)
     }
 
     /// Records that the allocation at `ptr` (`bytes` long) is pinned until `guard` drops.
-    /// A pin of the same start that it replaces is released first.
+    /// Pins of the same start that it replaces are released first.
     pub fn attach(&self, ptr: *const u8, bytes: usize, guard: Box<dyn Send + Sync>) {
         let old = self.take_at(ptr as usize);
         drop(old);
+        self.push(ptr, bytes, 0..bytes, guard);
+    }
+
+    /// Records that bytes `range` of the allocation at `ptr` (`bytes` long) are pinned
+    /// until `guard` drops, next to the ranges already attached to it (pins of the same
+    /// start for another length, left from an earlier allocation, are released first).
+    pub fn attach_range(
+        &self,
+        ptr: *const u8,
+        bytes: usize,
+        range: std::ops::Range<usize>,
+        guard: Box<dyn Send + Sync>,
+    ) {
+        let stale = {
+            let mut pins = self.lock();
+            let (gone, kept): (Vec<Pin>, Vec<Pin>) = std::mem::take(&mut *pins)
+                .into_iter()
+                .partition(|p| p.ptr == ptr as usize && p.bytes != bytes);
+            *pins = kept;
+            gone
+        };
+        drop(stale); // guards run outside the lock
+        self.push(ptr, bytes, range, guard);
+    }
+
+    fn push(
+        &self,
+        ptr: *const u8,
+        bytes: usize,
+        range: std::ops::Range<usize>,
+        guard: Box<dyn Send + Sync>,
+    ) {
         self.lock().push(Pin {
             ptr: ptr as usize,
             bytes,
+            from: range.start,
+            to: range.end,
             _guard: guard,
         });
     }
 
-    /// Releases the pin of the allocation starting at `ptr`, if any (called before that
+    /// Releases the pins of the allocation starting at `ptr`, if any (called before that
     /// allocation is reallocated or freed).
     pub fn release(&self, ptr: *const u8) {
         let old = self.take_at(ptr as usize);
@@ -77,7 +132,7 @@ impl HostPins {
         gone
     }
 
-    /// Number of pinned allocations.
+    /// Number of pinned ranges.
     pub fn len(&self) -> usize {
         self.lock().len()
     }
@@ -394,6 +449,43 @@ mod tests {
         asg.reserve_vectors(cap + 1, 0);
         assert!(kept.load(Ordering::SeqCst), "reallocation: pin released");
         assert!(asg.a.capacity() > cap);
+    }
+
+    #[test]
+    fn an_allocation_pinned_piece_by_piece_is_covered_once_its_pieces_meet() {
+        let pins = HostPins::default();
+        let base = 0x1000 as *const u8;
+        let (whole, other) = (300, 0x9000 as *const u8);
+        assert_eq!(pins.pinned_prefix(base, whole), 0);
+        let (first, g1) = flag();
+        pins.attach_range(base, whole, 0..100, g1);
+        let (_, g3) = flag();
+        pins.attach_range(base, whole, 200..300, g3);
+        assert_eq!(
+            pins.pinned_prefix(base, whole),
+            100,
+            "a gap ends the prefix"
+        );
+        assert!(!pins.covers(base, whole));
+        let (_, g_other) = flag();
+        pins.attach_range(other, whole, 0..300, g_other);
+        assert_eq!(
+            pins.pinned_prefix(base, whole),
+            100,
+            "another allocation's range"
+        );
+        let (_, g2) = flag();
+        pins.attach_range(base, whole, 100..200, g2);
+        assert!(pins.covers(base, whole), "the gap filled");
+        assert_eq!(pins.pinned_prefix(base, whole + 1), 0, "another length");
+        // A range of the same start for a new length drops the old length's pins.
+        let (_, g_new) = flag();
+        pins.attach_range(base, 500, 0..50, g_new);
+        assert!(first.load(Ordering::SeqCst), "stale pins released");
+        assert_eq!(pins.pinned_prefix(base, 500), 50);
+        assert_eq!(pins.len(), 2);
+        pins.release(base);
+        assert_eq!(pins.len(), 1, "only the other allocation's pin left");
     }
 
     #[test]

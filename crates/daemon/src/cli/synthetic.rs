@@ -107,6 +107,7 @@ fn ms(d: Duration) -> f64 {
 const PHASES: &[&str] = &[
     "stage",
     "stage_copy",
+    "stage_copy_wait",
     "upload",
     "srs_upload",
     "stage_wait",
