@@ -35,11 +35,6 @@ use crate::stage::{self, HostPath, StagedPartition};
 const BOUNCE_CHUNK: usize = 64 << 20;
 /// Device memory left to the driver, the allocator's pools and fragmentation.
 const MARGIN_BYTES: u64 = 2 << 30;
-/// Host time a region spends at most registering fresh host memory behind its queued
-/// kernels ([`RegisterAt::Auto`]): on the H200 host, 0.5 s of registration slowed the H
-/// MSM beside it by 1-2 ms, 0.8 s by 8 ms, 1.3 s by 13-19 ms (docs/benchmarks.md
-/// "Session 14"); ~1.6 GB of fresh memory per region at this budget.
-const REGION_REGISTER_BUDGET: Duration = Duration::from_millis(750);
 
 /// The GPU prover on one device.
 pub struct CudaBackend {
@@ -487,7 +482,7 @@ impl CudaBackend {
         let budget = match self.opts.register_at {
             RegisterAt::Staging => None,
             RegisterAt::Region => Some(None),
-            RegisterAt::Auto => Some(Some(REGION_REGISTER_BUDGET)),
+            RegisterAt::Auto => Some(Some(Duration::from_millis(self.opts.register_budget_ms))),
         };
         if let Some(budget) = budget {
             if self.opts.prestage && self.opts.host_path == HostPath::Register {

@@ -27,6 +27,11 @@ pub struct CudaOptions {
     /// With `host_path` register, when a partition's vectors not page-locked yet (the
     /// first ones of a process) are registered. `FILPROVE_CUDA_REGISTER_AT=auto|staging|region`.
     pub register_at: RegisterAt,
+    /// With `register_at` auto, the host time a region spends at most registering fresh
+    /// host memory behind its queued kernels, in ms (0: none; the region's kernels slow
+    /// down beside it, docs/benchmarks.md "Session 14").
+    /// `FILPROVE_CUDA_REGISTER_BUDGET_MS=<ms>`.
+    pub register_budget_ms: u64,
 }
 
 /// When host vectors are registered in place ([`CudaOptions::register_at`]).
@@ -42,7 +47,8 @@ pub enum RegisterAt {
     /// stream runs dry (what is left goes in a later region of the same, refilled,
     /// assignment).
     Region,
-    /// As `Region`, at most ~0.75 s per region (more slows the kernels beside it by ~1 %).
+    /// As `Region`, for at most [`CudaOptions::register_budget_ms`] per region (0.75 s by
+    /// default: more slows the kernels beside it by ~1 %).
     Auto,
 }
 
@@ -68,6 +74,7 @@ impl Default for CudaOptions {
             staging_slots: 2,
             vram_budget: None,
             register_at: RegisterAt::Auto,
+            register_budget_ms: 750,
         }
     }
 }
@@ -103,6 +110,11 @@ impl CudaOptions {
                     ))
                 }
             };
+        }
+        if let Some(v) = get("FILPROVE_CUDA_REGISTER_BUDGET_MS") {
+            o.register_budget_ms = v.trim().parse().map_err(|_| {
+                format!("FILPROVE_CUDA_REGISTER_BUDGET_MS={v}: expected milliseconds")
+            })?;
         }
         if let Some(v) = get("FILPROVE_CUDA_HOST_PATH") {
             o.host_path = match v.trim() {
@@ -145,10 +157,11 @@ impl CudaOptions {
     /// One line for logs.
     pub fn describe(&self) -> String {
         format!(
-            "prestage={} host_path={} register_at={} resident_srs={} sync_per_batch={} max_batch={} staging_slots={} vram_budget={}",
+            "prestage={} host_path={} register_at={} register_budget_ms={} resident_srs={} sync_per_batch={} max_batch={} staging_slots={} vram_budget={}",
             self.prestage,
             self.host_path.as_str(),
             self.register_at.as_str(),
+            self.register_budget_ms,
             self.resident_srs,
             self.sync_per_batch,
             self.max_batch,
@@ -200,6 +213,7 @@ mod tests {
             ("FILPROVE_CUDA_MSM_BATCH", "16777216"),
             ("FILPROVE_CUDA_VRAM_BUDGET", "24GiB"),
             ("FILPROVE_CUDA_REGISTER_AT", "region"),
+            ("FILPROVE_CUDA_REGISTER_BUDGET_MS", "300"),
         ])
         .unwrap();
         assert!(
@@ -211,9 +225,11 @@ mod tests {
         assert_eq!(o.host_path, HostPath::Pageable);
         assert_eq!(o.max_batch, 1 << 24);
         assert_eq!(o.vram_budget, Some(24 << 30));
+        assert_eq!(o.register_budget_ms, 300);
         assert!(with(&[("FILPROVE_CUDA_PRESTAGE", "maybe")]).is_err());
         assert!(with(&[("FILPROVE_CUDA_HOST_PATH", "dma")]).is_err());
         assert!(with(&[("FILPROVE_CUDA_REGISTER_AT", "later")]).is_err());
+        assert!(with(&[("FILPROVE_CUDA_REGISTER_BUDGET_MS", "soon")]).is_err());
         assert!(with(&[("FILPROVE_CUDA_VRAM_BUDGET", "lots")]).is_err());
         assert_eq!(parse_bytes("1.5GiB"), Some(3 << 29));
         assert_eq!(parse_bytes("512MiB"), Some(512 << 20));
