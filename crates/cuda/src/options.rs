@@ -47,8 +47,8 @@ pub enum RegisterAt {
     /// stream runs dry (what is left goes in a later region of the same, refilled,
     /// assignment).
     Region,
-    /// As `Region`, for at most [`CudaOptions::register_budget_ms`] per region (0.75 s by
-    /// default: more slows the kernels beside it by ~1 %).
+    /// As `Region`, for at most [`CudaOptions::register_budget_ms`] per region (0.3 s by
+    /// default: 0.75 s slowed the H MSM beside it by 5-12 ms, 0.3 s by 0-1 ms).
     Auto,
 }
 
@@ -74,7 +74,7 @@ impl Default for CudaOptions {
             staging_slots: 2,
             vram_budget: None,
             register_at: RegisterAt::Auto,
-            register_budget_ms: 750,
+            register_budget_ms: 300,
         }
     }
 }

@@ -393,31 +393,39 @@ fn staging_registers_piece_by_piece_and_bounces_the_rest() {
         assert!(pinned >= 4 * n as u64 * 32, "{what}: {pinned}");
     };
 
+    // Stages the partition (registering while `more` allows), checks the device copy and
+    // returns the report; the device buffers are freed at once.
+    let mut stage_checked = |more: &mut dyn FnMut() -> bool, what: &str| {
+        let mut part = stage::stage(
+            &gpu,
+            gpu.copy_stream(),
+            &asg,
+            lg,
+            HostPath::Register,
+            Some(&mut bounce),
+            "stage",
+            more,
+        )
+        .unwrap();
+        let report = std::mem::take(&mut part.report);
+        check(&part, &report, what);
+        report
+    };
+
     // Two pieces allowed: a's first two, nothing of the others.
     let mut left = 2;
-    let mut two = || {
-        left -= 1;
-        left >= 0
-    };
-    let mut part = stage::stage(
-        &gpu,
-        gpu.copy_stream(),
-        &asg,
-        lg,
-        HostPath::Register,
-        Some(&mut bounce),
-        "stage",
-        &mut two,
-    )
-    .unwrap();
-    let report = std::mem::take(&mut part.report);
-    check(&part, &report, "two pieces");
+    let report = stage_checked(
+        &mut || {
+            left -= 1;
+            left >= 0
+        },
+        "two pieces",
+    );
     assert!(report.phase("stage_register").is_some(), "{report:?}");
     assert_eq!(prefix(&asg.a), 2 * REGISTER_PIECE);
     for v in [&asg.b, &asg.c, &asg.aux_assignment] {
         assert_eq!(prefix(v), 0);
     }
-    drop(part);
 
     // With the compute stream idle, the region's registration does nothing.
     let mut report = ProveReport::default();
@@ -425,40 +433,14 @@ fn staging_registers_piece_by_piece_and_bounces_the_rest() {
     assert!(report.phase("region_register").is_none());
 
     // Nothing allowed: the pinned prefix is still used, the rest bounces.
-    let mut part = stage::stage(
-        &gpu,
-        gpu.copy_stream(),
-        &asg,
-        lg,
-        HostPath::Register,
-        Some(&mut bounce),
-        "stage",
-        &mut || false,
-    )
-    .unwrap();
-    let report = std::mem::take(&mut part.report);
-    check(&part, &report, "none allowed");
+    let report = stage_checked(&mut || false, "none allowed");
     assert!(report.phase("stage_register").is_none(), "{report:?}");
-    drop(part);
 
     // Everything allowed: registration resumes at a's third piece.
-    let mut part = stage::stage(
-        &gpu,
-        gpu.copy_stream(),
-        &asg,
-        lg,
-        HostPath::Register,
-        Some(&mut bounce),
-        "stage",
-        &mut || true,
-    )
-    .unwrap();
-    let report = std::mem::take(&mut part.report);
-    check(&part, &report, "all allowed");
+    stage_checked(&mut || true, "all allowed");
     for v in [&asg.a, &asg.b, &asg.c, &asg.aux_assignment] {
         assert_eq!(prefix(v), v.capacity() * 32, "whole allocation page-locked");
     }
     // a: its two first pieces and the rest; b, c, aux: one range each.
     assert_eq!(asg.pins.len(), 5);
-    drop(part);
 }
