@@ -479,15 +479,14 @@ impl CudaBackend {
         // until L's scalar counts: the registration staging left for later goes here,
         // piece by piece until the compute stream runs dry, where it delays no kernel
         // (later partitions refill the same vectors and copy from page-locked memory).
-        let budget = match self.opts.register_at {
-            RegisterAt::Staging => None,
-            RegisterAt::Region => Some(None),
-            RegisterAt::Auto => Some(Some(Duration::from_millis(self.opts.register_budget_ms))),
-        };
-        if let Some(budget) = budget {
-            if self.opts.prestage && self.opts.host_path == HostPath::Register {
-                stage::pin_unpinned(gpu, asg, budget, report);
-            }
+        let at = self.opts.register_at;
+        if at != RegisterAt::Staging
+            && self.opts.prestage
+            && self.opts.host_path == HostPath::Register
+        {
+            let budget = (at == RegisterAt::Auto)
+                .then(|| Duration::from_millis(self.opts.register_budget_ms));
+            stage::pin_unpinned(gpu, asg, budget, report);
         }
         let n_aux = asg.aux_assignment.len();
         let l = msm_batched::<G1>(

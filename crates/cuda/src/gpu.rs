@@ -231,17 +231,15 @@ impl Gpu {
                         describe(&e)
                     ))
                 })?;
-            let shapes = crate::msm_scatter::BinScatter::ALL.iter().map(|b| b.kernel);
-            let extra: Vec<&str> = if *module == "scalars" {
-                shapes.collect()
-            } else {
-                Vec::new()
-            };
-            for n in names.iter().chain(extra.iter()) {
+            let shapes = crate::msm_scatter::BinScatter::ALL
+                .iter()
+                .filter(|_| *module == "scalars")
+                .map(|b| b.kernel);
+            for n in names.iter().copied().chain(shapes) {
                 let f = m
                     .load_function(n)
                     .map_err(|e| unavailable(format!("kernel {n}: {}", describe(&e))))?;
-                funcs.insert((*n).to_string(), f);
+                funcs.insert(n.to_string(), f);
             }
         }
         crate::msm_affine::prepare(&funcs).map_err(|e| {

@@ -87,16 +87,11 @@ impl Drop for StagedPartition {
     }
 }
 
-/// True when `v`'s whole allocation is page-locked (a pin kept from an earlier partition:
-/// the engine reuses assignments, filprove_groth16::recycle).
-fn is_pinned(pins: &HostPins, v: &Vec<Fr>) -> bool {
-    pins.covers(v.as_ptr().cast::<u8>(), v.capacity() * size_of::<Fr>())
-}
-
 /// Page-locks more of `v`'s allocation in place, piece by piece from where its pins end,
 /// while `more` says so before each piece (timed as `phase`; the pins stay with the
-/// assignment). Returns how many bytes from the allocation's start are page-locked now
-/// (its whole capacity when done).
+/// assignment). Returns the byte range registered by this call: it ends where the
+/// allocation's page-locked prefix ends now (its whole capacity when done) and is empty
+/// when nothing was added.
 pub fn pin_more(
     gpu: &Gpu,
     pins: &HostPins,
@@ -104,11 +99,11 @@ pub fn pin_more(
     report: &mut ProveReport,
     phase: &'static str,
     more: &mut dyn FnMut() -> bool,
-) -> Result<usize, String> {
+) -> Result<std::ops::Range<usize>, String> {
     let (ptr, bytes) = (v.as_ptr().cast::<u8>(), v.capacity() * size_of::<Fr>());
     let from = pins.pinned_prefix(ptr, bytes);
     if from >= bytes {
-        return Ok(bytes);
+        return Ok(bytes..bytes);
     }
     let t = Instant::now();
     // SAFETY: `v`'s allocation is live; its pins are released before it reallocates or
@@ -119,7 +114,7 @@ pub fn pin_more(
         pins.attach_range(ptr, bytes, from..to, Box::new(pieces));
         report.add_phase(phase, t.elapsed());
     }
-    Ok(to)
+    Ok(from..to)
 }
 
 /// Page-locks more of the assignment's staged vectors (the parts [`stage`] sent through
@@ -141,15 +136,13 @@ pub fn pin_unpinned(
     let mut busy = || !gpu.compute_idle() && budget.is_none_or(|b| t.elapsed() < b);
     let mut registered = 0;
     for v in [&asg.a, &asg.b, &asg.c, &asg.aux_assignment] {
-        if is_pinned(&asg.pins, v) || bytes_of(v).len() < crate::pinned::MIN_REGISTER_BYTES {
+        if bytes_of(v).len() < crate::pinned::MIN_REGISTER_BYTES {
             continue;
         }
-        let bytes = v.capacity() * size_of::<Fr>();
-        let from = asg.pins.pinned_prefix(v.as_ptr().cast(), bytes);
         match pin_more(gpu, &asg.pins, v, report, "region_register", &mut busy) {
-            Ok(to) => {
-                registered += to - from;
-                if to < bytes {
+            Ok(added) => {
+                registered += added.len();
+                if added.end < v.capacity() * size_of::<Fr>() {
                     break; // the compute stream ran dry or the budget is spent
                 }
             }
@@ -275,7 +268,7 @@ pub fn stage(
         let mut direct = 0;
         if path == HostPath::Register {
             match pin_more(gpu, &asg.pins, v, report, "stage_register", &mut *register) {
-                Ok(to) => direct = to.min(host.len()),
+                Ok(added) => direct = added.end.min(host.len()),
                 Err(why) => {
                     if host.len() >= crate::pinned::MIN_REGISTER_BYTES {
                         report

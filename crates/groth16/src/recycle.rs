@@ -70,14 +70,6 @@ impl HostPins {
         end.min(bytes)
     }
 
-    /// Records that the allocation at `ptr` (`bytes` long) is pinned until `guard` drops.
-    /// Pins of the same start that it replaces are released first.
-    pub fn attach(&self, ptr: *const u8, bytes: usize, guard: Box<dyn Send + Sync>) {
-        let old = self.take_at(ptr as usize);
-        drop(old);
-        self.push(ptr, bytes, 0..bytes, guard);
-    }
-
     /// Records that bytes `range` of the allocation at `ptr` (`bytes` long) are pinned
     /// until `guard` drops, next to the ranges already attached to it (pins of the same
     /// start for another length, left from an earlier allocation, are released first).
@@ -88,27 +80,10 @@ impl HostPins {
         range: std::ops::Range<usize>,
         guard: Box<dyn Send + Sync>,
     ) {
-        let stale = {
-            let mut pins = self.lock();
-            let (gone, kept): (Vec<Pin>, Vec<Pin>) = std::mem::take(&mut *pins)
-                .into_iter()
-                .partition(|p| p.ptr == ptr as usize && p.bytes != bytes);
-            *pins = kept;
-            gone
-        };
-        drop(stale); // guards run outside the lock
-        self.push(ptr, bytes, range, guard);
-    }
-
-    fn push(
-        &self,
-        ptr: *const u8,
-        bytes: usize,
-        range: std::ops::Range<usize>,
-        guard: Box<dyn Send + Sync>,
-    ) {
+        let ptr = ptr as usize;
+        drop(self.take_where(|p| p.ptr == ptr && p.bytes != bytes)); // outside the lock
         self.lock().push(Pin {
-            ptr: ptr as usize,
+            ptr,
             bytes,
             from: range.start,
             to: range.end,
@@ -119,15 +94,15 @@ impl HostPins {
     /// Releases the pins of the allocation starting at `ptr`, if any (called before that
     /// allocation is reallocated or freed).
     pub fn release(&self, ptr: *const u8) {
-        let old = self.take_at(ptr as usize);
+        let old = self.take_where(|p| p.ptr == ptr as usize);
         drop(old); // guards run outside the lock
     }
 
-    fn take_at(&self, ptr: usize) -> Vec<Pin> {
+    /// Removes the pins `gone` selects and returns them (their guards still held).
+    fn take_where(&self, gone: impl Fn(&Pin) -> bool) -> Vec<Pin> {
         let mut pins = self.lock();
-        let (gone, kept): (Vec<Pin>, Vec<Pin>) = std::mem::take(&mut *pins)
-            .into_iter()
-            .partition(|p| p.ptr == ptr);
+        let (gone, kept): (Vec<Pin>, Vec<Pin>) =
+            std::mem::take(&mut *pins).into_iter().partition(gone);
         *pins = kept;
         gone
     }
@@ -379,11 +354,9 @@ mod tests {
 
     fn pin_a(asg: &ProvingAssignment) -> Arc<AtomicBool> {
         let (f, guard) = flag();
-        asg.pins.attach(
-            asg.a.as_ptr().cast(),
-            asg.a.capacity() * std::mem::size_of::<Fr>(),
-            guard,
-        );
+        let bytes = asg.a.capacity() * std::mem::size_of::<Fr>();
+        asg.pins
+            .attach_range(asg.a.as_ptr().cast(), bytes, 0..bytes, guard);
         f
     }
 
