@@ -123,6 +123,9 @@ pub enum FilecoinError {
     /// filecoin-proofs returned an error (sealing, vanilla proofs, verification).
     #[error("filecoin-proofs: {0}")]
     FilecoinProofs(String),
+    /// Making a fixture (a sealed or virtual sector) failed a self-check.
+    #[error("fixture: {0}")]
+    Fixture(String),
     /// A file-system operation failed.
     #[error("{what} {}: {source}", path.display())]
     Io {
@@ -159,6 +162,7 @@ impl FilecoinError {
             Self::VerificationFailed(_) => "verification_failed",
             Self::MalformedProof(_) => "malformed_proof",
             Self::FilecoinProofs(_) => "filecoin_proofs_error",
+            Self::Fixture(_) => "fixture_error",
             Self::Io { .. } => "io_error",
         }
     }

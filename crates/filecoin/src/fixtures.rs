@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use base64::Engine as _;
 use filecoin_proofs_api::seal::{
     add_piece, generate_synth_proofs, seal_commit_phase1, seal_pre_commit_phase1,
-    seal_pre_commit_phase2, SealPreCommitPhase2Output,
+    seal_pre_commit_phase2, SealCommitPhase1Output, SealPreCommitPhase2Output,
 };
 use filecoin_proofs_api::{
     post, update, ApiFeature, PaddedBytesAmount, PieceInfo, PrivateReplicaInfo,
@@ -68,6 +68,59 @@ impl FixtureSet {
             c1_raw: existing("porep-c1.json".into()),
             c1_wrapped: existing("porep-c1-wrapped.json".into()),
         }
+    }
+
+    /// An empty set writing into `dir` (created if needed).
+    pub(crate) fn create(dir: &Path, sector_size: u64) -> Result<Self, FilecoinError> {
+        fs::create_dir_all(dir).map_err(io("create", dir))?;
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            sector_size,
+            miner_id: FIXTURE_MINER_ID,
+            requests: BTreeMap::new(),
+            c1_raw: None,
+            c1_wrapped: None,
+        })
+    }
+
+    /// Writes `req` as the request file of `kind`.
+    pub(crate) fn put(&mut self, kind: ProofKind, req: &ProofRequest) -> Result<(), FilecoinError> {
+        let path = self.dir.join(Self::request_file_name(kind));
+        write_json(&path, &req.to_request_json())?;
+        self.requests.insert(kind, path);
+        Ok(())
+    }
+
+    /// Validates a C1 output as a PoRep request and writes it three ways: raw
+    /// (`porep-c1.json`), in the lotus-bench / Curio wrapper (`porep-c1-wrapped.json`) and
+    /// as the PoRep request file.
+    pub(crate) fn put_porep(
+        &mut self,
+        c1: SealCommitPhase1Output,
+        sector_number: u64,
+        miner_id: u64,
+    ) -> Result<(), FilecoinError> {
+        let raw = serde_json::to_vec(&c1).expect("C1 serializes");
+        let wrapper = C1Wrapper {
+            sector_num: sector_number,
+            phase1_out: base64::engine::general_purpose::STANDARD.encode(&raw),
+            sector_size: self.sector_size,
+        };
+        let raw_path = self.dir.join("porep-c1.json");
+        let wrapped_path = self.dir.join("porep-c1-wrapped.json");
+        let req = ProofRequest::new(RequestBody::PoRep {
+            c1: Box::new(c1),
+            sector_number,
+            miner_id,
+        })?;
+        write_json(&raw_path, &raw)?;
+        write_json(
+            &wrapped_path,
+            &serde_json::to_vec(&wrapper).expect("wrapper serializes"),
+        )?;
+        self.c1_raw = Some(raw_path);
+        self.c1_wrapped = Some(wrapped_path);
+        self.put(ProofKind::PoRep, &req)
     }
 
     /// Reads and validates the request of `kind`.
@@ -285,14 +338,7 @@ fn make_in(
 ) -> Result<FixtureSet, FilecoinError> {
     let sector_size = u64::from(registered.sector_size());
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut set = FixtureSet {
-        dir: out_dir.to_path_buf(),
-        sector_size,
-        miner_id: FIXTURE_MINER_ID,
-        requests: BTreeMap::new(),
-        c1_raw: None,
-        c1_wrapped: None,
-    };
+    let mut set = FixtureSet::create(out_dir, sector_size)?;
     let prover_id = prover_id_from_miner_id(FIXTURE_MINER_ID);
     let needs_data_sector = kinds.iter().any(|k| *k != ProofKind::SnapDeals);
     let data = if needs_data_sector {
@@ -303,13 +349,6 @@ fn make_in(
     } else {
         None
     };
-    let put =
-        |set: &mut FixtureSet, kind: ProofKind, req: ProofRequest| -> Result<(), FilecoinError> {
-            let path = out_dir.join(FixtureSet::request_file_name(kind));
-            write_json(&path, &req.to_request_json())?;
-            set.requests.insert(kind, path);
-            Ok(())
-        };
     for &kind in kinds {
         match kind {
             ProofKind::PoRep => {
@@ -326,27 +365,7 @@ fn make_in(
                     std::slice::from_ref(&s.piece),
                 )
                 .map_err(FilecoinError::fp)?;
-                let raw = serde_json::to_vec(&c1).expect("C1 serializes");
-                let wrapper = C1Wrapper {
-                    sector_num: FIXTURE_SECTOR_NUMBER,
-                    phase1_out: base64::engine::general_purpose::STANDARD.encode(&raw),
-                    sector_size,
-                };
-                let raw_path = out_dir.join("porep-c1.json");
-                let wrapped_path = out_dir.join("porep-c1-wrapped.json");
-                write_json(&raw_path, &raw)?;
-                write_json(
-                    &wrapped_path,
-                    &serde_json::to_vec(&wrapper).expect("wrapper serializes"),
-                )?;
-                set.c1_raw = Some(raw_path);
-                set.c1_wrapped = Some(wrapped_path);
-                let req = ProofRequest::new(RequestBody::PoRep {
-                    c1: Box::new(c1),
-                    sector_number: FIXTURE_SECTOR_NUMBER,
-                    miner_id: FIXTURE_MINER_ID,
-                })?;
-                put(&mut set, kind, req)?;
+                set.put_porep(c1, FIXTURE_SECTOR_NUMBER, FIXTURE_MINER_ID)?;
             }
             ProofKind::WinningPoSt | ProofKind::WindowPoSt => {
                 let s = data.as_ref().expect("data sector sealed");
@@ -408,11 +427,10 @@ fn make_in(
                         vanilla_proofs,
                     }
                 };
-                put(&mut set, kind, ProofRequest::new(body)?)?;
+                set.put(kind, &ProofRequest::new(body)?)?;
             }
             ProofKind::SnapDeals => {
-                let req = make_snap(scratch, registered, &mut rng)?;
-                put(&mut set, kind, req)?;
+                set.put(kind, &make_snap(scratch, registered, &mut rng)?)?;
             }
         }
     }

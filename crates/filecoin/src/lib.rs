@@ -10,7 +10,9 @@
 //! - [`params`]: parameter directory, network manifest, parameter generation for test sizes;
 //! - [`prove()`]: the whole path with any [`filprove_groth16::Backend`], verified;
 //! - [`fixtures`]: seal small sectors locally and write request files for every kind;
-//!   [`shared_fixtures`]: one fixture directory shared by several processes (the tests).
+//!   [`shared_fixtures`]: one fixture directory shared by several processes (the tests);
+//! - [`virtual_sector`]: valid inputs of any sector size (32 GiB and 64 GiB included)
+//!   without sealing.
 
 pub mod c1;
 pub mod circuits;
@@ -22,6 +24,7 @@ pub mod params;
 mod prove;
 pub mod request;
 pub mod shared_fixtures;
+pub mod virtual_sector;
 
 pub use circuits::{CircuitShape, Partition};
 pub use error::FilecoinError;

@@ -1,4 +1,5 @@
-//! `filprove fixtures`: seal small sectors locally and write proof inputs of every kind.
+//! `filprove fixtures`: seal small sectors locally, or make virtual sectors of any size
+//! (docs/virtual-sectors.md), and write proof inputs of every kind.
 
 use std::path::PathBuf;
 
@@ -15,16 +16,17 @@ pub struct FixturesArgs {
     /// Output directory.
     #[arg(long, short)]
     pub out: PathBuf,
-    /// Sector size: 2KiB, 8MiB or 512MiB.
+    /// Sector size: 2KiB, 8MiB or 512MiB (sealed); with --virtual also 32GiB and 64GiB.
     #[arg(long, default_value = "2KiB")]
     pub sector_size: String,
-    /// Proof kinds to make inputs for.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "porep,winning-post,window-post,snap"
-    )]
-    pub kinds: Vec<ProofKind>,
+    /// Proof kinds to make inputs for (default: every kind; with --virtual every kind but
+    /// snap, which has no virtual form).
+    #[arg(long, value_delimiter = ',')]
+    pub kinds: Option<Vec<ProofKind>>,
+    /// Make a virtual sector instead of sealing one: valid PoRep, WinningPoSt and
+    /// WindowPoSt inputs of any size in seconds (WindowPoSt: one full partition).
+    #[arg(long = "virtual", conflicts_with_all = ["synthetic_porep", "non_interactive_porep"])]
+    pub virtual_sector: bool,
     /// Seed of the sector data and randomness.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -48,13 +50,36 @@ pub fn sector_size(s: &str) -> Result<u64> {
 /// Runs `filprove fixtures`.
 pub fn run(args: FixturesArgs) -> Result<()> {
     let size = sector_size(&args.sector_size)?;
-    let stage = Stage::start(format!(
-        "sealing a {} sector and writing inputs to {}",
-        args.sector_size,
-        args.out.display()
-    ));
-    let set = filprove_filecoin::fixtures::make(&args.out, size, &args.kinds, args.seed)?;
-    stage.done("");
+    let set = if args.virtual_sector {
+        let kinds = args.kinds.clone().unwrap_or_else(|| {
+            vec![
+                ProofKind::PoRep,
+                ProofKind::WinningPoSt,
+                ProofKind::WindowPoSt,
+            ]
+        });
+        let stage = Stage::start(format!(
+            "making a virtual {} sector and writing inputs to {}",
+            args.sector_size,
+            args.out.display()
+        ));
+        let set = filprove_filecoin::virtual_sector::make(&args.out, size, &kinds, args.seed)?;
+        stage.done("");
+        set
+    } else {
+        let kinds = args
+            .kinds
+            .clone()
+            .unwrap_or_else(|| ProofKind::ALL.to_vec());
+        let stage = Stage::start(format!(
+            "sealing a {} sector and writing inputs to {}",
+            args.sector_size,
+            args.out.display()
+        ));
+        let set = filprove_filecoin::fixtures::make(&args.out, size, &kinds, args.seed)?;
+        stage.done("");
+        set
+    };
     for (kind, path) in &set.requests {
         println!("{kind:<13} {}", path.display());
     }

@@ -12,6 +12,8 @@ use filecoin_proofs::{
 use filecoin_proofs_api::seal::{SealCommitPhase1Output, SealCommitPhase2Output, VanillaSealProof};
 use filecoin_proofs_api::{RegisteredAggregationProof, RegisteredSealProof};
 use filprove_groth16::{parts, Bls12, Fr};
+use rayon::prelude::*;
+use storage_proofs_core::merkle::MerkleProofTrait;
 use storage_proofs_core::{compound_proof::CompoundProof, proof::ProofScheme};
 use storage_proofs_porep::stacked::{
     self, generate_replica_id, StackedCircuit, StackedCompound, StackedDrg,
@@ -159,6 +161,18 @@ fn validate_inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
     if !ok {
         return Err(FilecoinError::InvalidRequest(
             "the C1 vanilla proofs do not verify".into(),
+        ));
+    }
+    // The vanilla verifier checks only that the data (tree D) and replica (tree R) paths
+    // address the challenged node; the circuit checks their hashes. Recompute them here so
+    // that a corrupt path is refused now, not after the partition's proving.
+    let paths_hold = proofs
+        .par_iter()
+        .flatten()
+        .all(|p| p.comm_d_proofs.verify() && p.comm_r_last_proof.verify());
+    if !paths_hold {
+        return Err(FilecoinError::InvalidRequest(
+            "a C1 data or replica Merkle path does not hash to its root".into(),
         ));
     }
     Ok(())
