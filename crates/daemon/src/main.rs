@@ -31,6 +31,9 @@ enum LogFormat {
 enum Command {
     /// Prove one request (PoRep C1 output, PoSt or SnapDeals vanilla proofs) to a proof file.
     Prove(cli::prove::ProveArgs),
+    /// Prove requests through the engine's pipeline in this process, parameters generated
+    /// in memory or read; per-proof wall time, verified by filecoin-proofs.
+    ProveBench(cli::prove_bench::ProveBenchArgs),
     /// Verify a proof file with filecoin-proofs' verifier.
     Verify(cli::verify::VerifyArgs),
     /// Time the synthesis of one partition (no parameters, no GPU); --check compares the
@@ -39,7 +42,8 @@ enum Command {
     /// Parameter files: list, check, generate test sizes.
     #[command(subcommand)]
     Params(cli::params::ParamsCommand),
-    /// Seal a small sector locally and write proof inputs of every kind.
+    /// Seal a small sector locally (or make a virtual one of any size) and write proof
+    /// inputs of every kind.
     Fixtures(cli::fixtures::FixturesArgs),
     /// End to end on a fresh machine: fixtures, parameters, every proof kind, verified.
     Demo(cli::demo::DemoArgs),
@@ -80,6 +84,7 @@ fn main() {
     init_logging(cli.log_format);
     let result = match cli.command {
         Command::Prove(a) => cli::prove::run(a),
+        Command::ProveBench(a) => cli::prove_bench::run(a),
         Command::Verify(a) => cli::verify::run(a),
         Command::Synthesize(a) => cli::synthesize::run(a),
         Command::Params(c) => cli::params::run(c),

@@ -6,6 +6,7 @@ pub mod demo;
 pub mod fixtures;
 pub mod params;
 pub mod prove;
+pub mod prove_bench;
 pub mod stage;
 pub mod synthesize;
 pub mod synthetic;

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Result};
 use clap::Args;
+use rayon::prelude::*;
 
 use filprove_filecoin::ProofKind;
 
@@ -62,6 +63,19 @@ pub fn run(args: SynthesizeArgs) -> Result<()> {
             p.assignment.aux_assignment.len(),
             n as f64 / secs / 1e6
         );
+        if run == 1 {
+            let a = &p.assignment;
+            let unsatisfied =
+                a.a.par_iter()
+                    .zip(&a.b)
+                    .zip(&a.c)
+                    .filter(|((x, y), z)| **x * **y != **z)
+                    .count();
+            if unsatisfied > 0 {
+                bail!("partition {k}: {unsatisfied} of {n} constraints are not satisfied");
+            }
+            println!("partition {k}: every constraint is satisfied");
+        }
         last = Some(p);
     }
     if args.check {

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Full-size proofs on the H200 (one device command each, at most 10 minutes), with a
+# carried release `filprove` (no cargo there):
+#
+#   bash scripts/h200-fullscale.sh OUTDIR porep   # 32 GiB PoRep C2: virtual sector, parameters
+#                                                 # generated in memory (fixed-base on the GPU),
+#                                                 # 10 partitions through the engine, verify_seal
+#   bash scripts/h200-fullscale.sh OUTDIR post    # one 32 GiB WindowPoSt partition (2,349
+#                                                 # sectors) and one 32 GiB WinningPoSt
+#
+# SIZE=64GiB runs 64 GiB instead; REPEAT=N proves each request N times (submitted at once).
+# Writes under OUTDIR: the run's JSON log, prove-bench's report, the timeline analysis
+# (GPU busy share, idle gaps, per-partition stages, peak VRAM) and summary.txt, printed
+# last. Nothing is written to the default parameter directory.
+set -uo pipefail
+out="${1:?usage: h200-fullscale.sh OUTDIR porep|post}"
+what="${2:?usage: h200-fullscale.sh OUTDIR porep|post}"
+bin="${FILPROVE_BIN:-.device/filprove}"
+size="${SIZE:-32GiB}"
+work="${FILPROVE_WORK:-/tmp/filprove-fullscale}"
+mkdir -p "$out" "$work"
+export RUST_LOG="${RUST_LOG:-info,filecoin_proofs=warn,storage_proofs_core=warn,storage_proofs_porep=warn,storage_proofs_post=warn,storage_proofs_update=warn}"
+case "$what" in
+  porep) kinds=porep; requests=(--request "$work/sector/porep.request.json") ;;
+  post) kinds=winning-post,window-post
+        requests=(--request "$work/sector/window-post.request.json" --request "$work/sector/winning-post.request.json") ;;
+  *) echo "unknown run $what (porep or post)"; exit 2 ;;
+esac
+{ date -u +%Y-%m-%dT%H:%M:%SZ; echo "cores $(nproc)"; free -g | head -2
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; } > "$out/summary.txt" 2>&1
+t0=$(date +%s.%N)
+"$bin" fixtures --virtual --sector-size "$size" --kinds "$kinds" --out "$work/sector" --seed 1 \
+  > "$out/fixtures.txt" 2>&1 || { cat "$out/fixtures.txt"; exit 1; }
+echo "virtual $size sector ($kinds): $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s" >> "$out/summary.txt"
+# Host memory grows as it is used on this machine (MemTotal starts low): budgets are given.
+FILPROVE_LOG_FORMAT=json "$bin" prove-bench "${requests[@]}" --repeat "${REPEAT:-1}" \
+  --params-dir "$work/params" --generate-params --backend cuda \
+  --partition-workers "${PARTITION_WORKERS:-2}" --gpu-workers 2 \
+  --memory-budget-gib "${MEMORY_BUDGET_GIB:-48}" --srs-budget-gib 72 \
+  --report "$out/$what-report.json" > "$out/$what-bench.txt" 2> "$out/$what-run.log"
+rc=$?
+cat "$out/$what-bench.txt" >> "$out/summary.txt"
+"$bin" timeline "$out/$what-run.log" --json "$out/$what-timeline.json" --svg "$out/$what-timeline.svg" \
+  > "$out/$what-timeline.txt" 2>&1
+grep -E "^(run|device|  )" "$out/$what-timeline.txt" | head -n 30 >> "$out/summary.txt"
+[ $rc -eq 0 ] || { echo "prove-bench failed (rc $rc):"; grep -iE '"level":"(ERROR|WARN)"' "$out/$what-run.log" | tail -n 5; }
+echo; cat "$out/summary.txt"
+exit $rc
