@@ -148,3 +148,59 @@ fn fixtures_params_prove_verify_and_bad_inputs() {
     let o = filprove(&["params", "generate", "--circuit", "porep-3k"], &params);
     assert_clean_failure(&o, "unknown circuit");
 }
+
+/// A virtual sector's WinningPoSt and WindowPoSt proved through the engine in-process with
+/// parameters generated in memory: the report counts two verified proofs, only the keys
+/// reach the disk, and the default parameter directory is refused.
+#[test]
+fn virtual_fixtures_and_prove_bench() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (fx, params) = (tmp.path().join("fx"), tmp.path().join("params"));
+    let s = |p: &Path| p.to_str().unwrap().to_owned();
+    let o = filprove(
+        &[
+            "fixtures",
+            "--virtual",
+            "--out",
+            &s(&fx),
+            "--kinds",
+            "winning-post,window-post",
+        ],
+        &params,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let report = tmp.path().join("report.json");
+    let bench = |dir: &str| {
+        filprove(
+            &[
+                "prove-bench",
+                "--request",
+                &s(&fx.join("winning-post.request.json")),
+                "--request",
+                &s(&fx.join("window-post.request.json")),
+                "--params-dir",
+                dir,
+                "--generate-params",
+                "--backend",
+                "cpu",
+                "--report",
+                &s(&report),
+            ],
+            &params,
+        )
+    };
+    let o = bench(&s(&params));
+    assert!(o.status.success(), "{}", text(&o));
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(r["proofs"].as_array().unwrap().len(), 2, "{r}");
+    assert!(r["failures"].as_array().unwrap().is_empty(), "{r}");
+    let files: Vec<String> = std::fs::read_dir(&params)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(files.iter().any(|f| f.ends_with(".vk")), "{files:?}");
+    assert!(!files.iter().any(|f| f.ends_with(".params")), "{files:?}");
+
+    let o = bench(filprove_filecoin::params::DEFAULT_PARAMETER_CACHE);
+    assert_clean_failure(&o, "other than the default parameter cache");
+}
