@@ -11,12 +11,13 @@ use filecoin_proofs::{
 };
 use filecoin_proofs_api::seal::{SealCommitPhase1Output, SealCommitPhase2Output, VanillaSealProof};
 use filecoin_proofs_api::{RegisteredAggregationProof, RegisteredSealProof};
+use filprove_groth16::keygen::R1csAssembly;
 use filprove_groth16::{parts, Bls12, Fr};
 use rayon::prelude::*;
 use storage_proofs_core::merkle::MerkleProofTrait;
 use storage_proofs_core::{compound_proof::CompoundProof, proof::ProofScheme};
 use storage_proofs_porep::stacked::{
-    self, generate_replica_id, StackedCircuit, StackedCompound, StackedDrg,
+    self, generate_replica_id, Challenges, StackedCircuit, StackedCompound, StackedDrg,
 };
 
 use super::{
@@ -274,6 +275,33 @@ pub(crate) fn blank<Tree: 'static + MerkleTreeTrait>(
     )
 }
 
+/// The R1CS of a seal proof's circuit for parameter generation: its head and first
+/// challenge captured from a one-challenge blank circuit, the other challenges shifted
+/// copies of the first ([`R1csAssembly::synthesize_parted`]; 18 per partition at 32 GiB).
+pub(crate) fn r1cs(registered: RegisteredSealProof) -> Result<R1csAssembly, FilecoinError> {
+    fn inner<Tree: 'static + MerkleTreeTrait>(
+        registered: RegisteredSealProof,
+    ) -> Result<R1csAssembly, FilecoinError> {
+        let setup = setup_params(&registered.as_v1_config()).map_err(FilecoinError::fp)?;
+        let pub_params =
+            StackedDrg::<Tree, DefaultPieceHasher>::setup(&setup).map_err(FilecoinError::fp)?;
+        let challenges = pub_params.challenges.num_challenges_per_partition();
+        let one = stacked::PublicParams::<Tree>::new(
+            pub_params.graph.clone(),
+            Challenges::new_interactive(1),
+            pub_params.num_layers,
+        );
+        let circuit =
+            <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<_, _>>::blank_circuit(&one);
+        Ok(R1csAssembly::synthesize_parted(
+            circuit,
+            challenges,
+            "challenge_0",
+        )?)
+    }
+    with_tree!(u64::from(registered.sector_size()), inner, registered)
+}
+
 /// Shape of a seal proof's circuit.
 pub(crate) fn shape(registered: RegisteredSealProof) -> Result<CircuitShape, FilecoinError> {
     fn inner<Tree: 'static + MerkleTreeTrait>(
@@ -415,4 +443,29 @@ pub(crate) fn all_public_inputs(
             .collect()
     }
     with_tree!(u64::from(c1.registered_proof.sector_size()), inner, c1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The parameter-generation R1CS from the head and first challenge equals the R1CS of
+    /// the whole blank circuit (2 challenges at these sizes; 18 at 32 GiB, same rule).
+    #[test]
+    fn parted_r1cs_equals_the_whole_blank_circuit() {
+        type Tree = filecoin_proofs::SectorShapeBase;
+        for registered in [
+            RegisteredSealProof::StackedDrg2KiBV1_1,
+            RegisteredSealProof::StackedDrg8MiBV1_1,
+        ] {
+            let parted = r1cs(registered).unwrap();
+            let whole = R1csAssembly::synthesize(blank::<Tree>(registered).unwrap()).unwrap();
+            assert_eq!(
+                parted.num_constraints(),
+                whole.num_constraints(),
+                "{registered:?}"
+            );
+            assert!(parted == whole, "{registered:?}: the parted R1CS differs");
+        }
+    }
 }

@@ -193,8 +193,7 @@ fn c1_for_tree<Tree: 'static + MerkleTreeTrait<Hasher = PoseidonHasher>>(
 
     // Trees C (column hashes) and R (last label + data) over the touched leaves.
     let arities = tree_arities::<Tree>(nodes);
-    let column_hash =
-        |node: u64| -> PoseidonDomain { column_of::<Tree>(node, &columns).hash().into() };
+    let column_hash = |node: u64| -> PoseidonDomain { column_of(node, &columns).hash().into() };
     let tree_c = SparseTree::<PoseidonHasher>::new(
         arities.clone(),
         poseidon(prf(sector.seed, b"tree-c-default", &[])),
@@ -217,7 +216,7 @@ fn c1_for_tree<Tree: 'static + MerkleTreeTrait<Hasher = PoseidonHasher>>(
 
     let column_proof = |node: u64| -> ColumnProof<TreeProof<Tree>> {
         let inclusion = TreeProof::<Tree>::from_parts(tree_c.leaf(node), comm_c, tree_c.path(node));
-        ColumnProof::from_column(column_of::<Tree>(node, &columns), inclusion)
+        ColumnProof::from_column(column_of(node, &columns), inclusion)
             .expect("from_column does not fail")
     };
     let proof = |c: u64| -> RawProof<Tree> {
@@ -282,10 +281,7 @@ fn c1_for_tree<Tree: 'static + MerkleTreeTrait<Hasher = PoseidonHasher>>(
     })
 }
 
-fn column_of<Tree: MerkleTreeTrait<Hasher = PoseidonHasher>>(
-    node: u64,
-    columns: &BTreeMap<u64, Vec<PoseidonDomain>>,
-) -> Column<PoseidonHasher> {
+fn column_of(node: u64, columns: &BTreeMap<u64, Vec<PoseidonDomain>>) -> Column<PoseidonHasher> {
     Column::new(node as u32, columns[&node].clone()).expect("Column::new does not fail")
 }
 

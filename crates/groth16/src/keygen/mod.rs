@@ -23,6 +23,7 @@
 mod domain;
 mod fixed_base;
 mod r1cs;
+mod r1cs_parts;
 
 use std::time::Instant;
 

@@ -13,21 +13,21 @@ use crate::error::ParamsError;
 use crate::Fr;
 
 /// Column flag: the variable is an input (else aux).
-const INPUT_BIT: u32 = 1 << 31;
+pub(super) const INPUT_BIT: u32 = 1 << 31;
 /// Column flag: the coefficient is one and is not stored.
-const ONE_BIT: u32 = 1 << 30;
+pub(super) const ONE_BIT: u32 = 1 << 30;
 /// Largest variable index a column can hold.
-const INDEX_MASK: u32 = ONE_BIT - 1;
+pub(super) const INDEX_MASK: u32 = ONE_BIT - 1;
 
 /// One R1CS matrix as a list of non-zero entries in insertion (row) order.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct SparseMatrix {
     /// Constraint of each entry.
-    rows: Vec<u32>,
+    pub(super) rows: Vec<u32>,
     /// Variable index of each entry, with [`INPUT_BIT`] / [`ONE_BIT`] flags.
-    cols: Vec<u32>,
+    pub(super) cols: Vec<u32>,
     /// Coefficients of the entries without [`ONE_BIT`], in entry order.
-    coeffs: Vec<Fr>,
+    pub(super) coeffs: Vec<Fr>,
 }
 
 impl SparseMatrix {
@@ -144,19 +144,31 @@ impl SparseMatrix {
 /// A circuit's R1CS, captured by synthesizing it with this `ConstraintSystem` (bellperson's
 /// `KeypairAssembly` rules). Not extensible: like bellperson's generator, parameter
 /// generation requires a sequential synthesis.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct R1csAssembly {
-    num_inputs: usize,
-    num_aux: usize,
-    num_constraints: usize,
+    pub(super) num_inputs: usize,
+    pub(super) num_aux: usize,
+    pub(super) num_constraints: usize,
     pub(crate) a: SparseMatrix,
     pub(crate) b: SparseMatrix,
     pub(crate) c: SparseMatrix,
     /// A variable index or the constraint count exceeded the compact representation.
-    overflow: bool,
+    pub(super) overflow: bool,
 }
 
 impl R1csAssembly {
+    /// Appends bellperson's closing `input_i * 0 = 0` constraint of every input.
+    pub(super) fn enforce_inputs(&mut self) {
+        for i in 0..self.num_inputs {
+            self.enforce(
+                || "",
+                |lc| lc + Variable::new_unchecked(Index::Input(i)),
+                |lc| lc,
+                |lc| lc,
+            );
+        }
+    }
+
     /// Synthesizes `circuit`: allocates the ONE input, runs the circuit, then appends the
     /// `input_i * 0 = 0` constraints.
     pub fn synthesize<C: Circuit<Fr>>(circuit: C) -> Result<Self, ParamsError> {
@@ -166,14 +178,7 @@ impl R1csAssembly {
         circuit
             .synthesize(&mut cs)
             .map_err(|e| ParamsError::Generate(format!("synthesis failed: {e}")))?;
-        for i in 0..cs.num_inputs {
-            cs.enforce(
-                || "",
-                |lc| lc + Variable::new_unchecked(Index::Input(i)),
-                |lc| lc,
-                |lc| lc,
-            );
-        }
+        cs.enforce_inputs();
         if cs.overflow {
             return Err(ParamsError::Generate(format!(
                 "circuit too large for the keygen representation ({} variables, {} constraints; \
