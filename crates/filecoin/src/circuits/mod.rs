@@ -208,21 +208,15 @@ pub(crate) fn synth_err(partition: usize, e: impl std::fmt::Display) -> Filecoin
 
 impl crate::kinds::CircuitSpec {
     /// The R1CS of this circuit for parameter generation: PoRep's from its head and first
-    /// challenge ([`porep::r1cs`]), the others by synthesizing their blank circuit.
+    /// challenge ([`porep::r1cs`]), PoSt's from one sector ([`post::r1cs`]), SnapDeals' by
+    /// synthesizing its blank circuit.
     pub fn blank_r1cs(&self) -> Result<filprove_groth16::keygen::R1csAssembly, FilecoinError> {
         use crate::kinds::RegisteredProof;
         use filecoin_proofs::{MerkleTreeTrait, TreeRHasher};
         use filprove_groth16::keygen::R1csAssembly;
         match self.registered {
             RegisteredProof::Seal(p) => porep::r1cs(p),
-            RegisteredProof::PoSt(p) => {
-                fn g<Tree: 'static + MerkleTreeTrait>(
-                    p: filecoin_proofs_api::RegisteredPoStProof,
-                ) -> Result<R1csAssembly, FilecoinError> {
-                    Ok(R1csAssembly::synthesize(post::blank::<Tree>(p)?)?)
-                }
-                with_tree!(self.sector_size, g, p)
-            }
+            RegisteredProof::PoSt(p) => post::r1cs(p),
             RegisteredProof::Update(p) => {
                 fn g<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
                     p: filecoin_proofs_api::RegisteredUpdateProof,

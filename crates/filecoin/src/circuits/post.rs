@@ -13,6 +13,7 @@ use filecoin_proofs::{
     FallbackPoStSectorProof, MerkleTreeTrait, PoStConfig,
 };
 use filecoin_proofs_api::{PoStType, PublicReplicaInfo, RegisteredPoStProof, SectorId};
+use filprove_groth16::keygen::R1csAssembly;
 use filprove_groth16::{Bls12, Fr};
 use storage_proofs_core::{
     compound_proof::CompoundProof, merkle::MerkleProofTrait, proof::ProofScheme,
@@ -303,12 +304,23 @@ fn verify_inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
 pub(crate) fn blank<Tree: 'static + MerkleTreeTrait>(
     registered: RegisteredPoStProof,
 ) -> Result<FallbackPoStCircuit<Tree>, FilecoinError> {
+    blank_of::<Tree>(&setup(registered)?)
+}
+
+/// The vanilla setup of a PoSt proof (WinningPoSt's 66 challenges are 66 one-challenge
+/// "sectors" of its circuit).
+fn setup(registered: RegisteredPoStProof) -> Result<fallback::SetupParams, FilecoinError> {
     let config = registered.as_v1_config();
-    let setup = match config.typ {
+    Ok(match config.typ {
         PoStType::Winning => winning_post_setup_params(&config).map_err(FilecoinError::fp)?,
         PoStType::Window => window_post_setup_params(&config),
-    };
-    let pub_params = FallbackPoSt::<Tree>::setup(&setup).map_err(FilecoinError::fp)?;
+    })
+}
+
+fn blank_of<Tree: 'static + MerkleTreeTrait>(
+    setup: &fallback::SetupParams,
+) -> Result<FallbackPoStCircuit<Tree>, FilecoinError> {
+    let pub_params = FallbackPoSt::<Tree>::setup(setup).map_err(FilecoinError::fp)?;
     Ok(<FallbackPoStCompound<Tree> as CompoundProof<_, _>>::blank_circuit(&pub_params))
 }
 
@@ -320,4 +332,51 @@ pub(crate) fn shape(registered: RegisteredPoStProof) -> Result<CircuitShape, Fil
         super::count_shape(blank::<Tree>(r)?)
     }
     with_tree!(u64::from(registered.sector_size()), inner, registered)
+}
+
+/// The R1CS of a PoSt circuit for parameter generation: one sector's captured, the other
+/// sectors shifted copies of it (2,349 sectors in a 32 GiB WindowPoSt partition;
+/// [`R1csAssembly::synthesize_parted`]).
+pub(crate) fn r1cs(registered: RegisteredPoStProof) -> Result<R1csAssembly, FilecoinError> {
+    fn inner<Tree: 'static + MerkleTreeTrait>(
+        registered: RegisteredPoStProof,
+    ) -> Result<R1csAssembly, FilecoinError> {
+        let whole = setup(registered)?;
+        let one = fallback::SetupParams {
+            sector_count: 1,
+            ..whole.clone()
+        };
+        Ok(R1csAssembly::synthesize_parted(
+            blank_of::<Tree>(&one)?,
+            whole.sector_count,
+            "outer namespace/sector_0",
+        )?)
+    }
+    with_tree!(u64::from(registered.sector_size()), inner, registered)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The parameter-generation R1CS from one sector equals the whole blank circuit's
+    /// (WindowPoSt: 2 sectors at 2 KiB and 8 MiB; WinningPoSt: 1).
+    #[test]
+    fn parted_r1cs_equals_the_whole_blank_circuit() {
+        type Tree = filecoin_proofs::SectorShapeBase;
+        for registered in [
+            RegisteredPoStProof::StackedDrgWindow2KiBV1_2,
+            RegisteredPoStProof::StackedDrgWindow8MiBV1_2,
+            RegisteredPoStProof::StackedDrgWinning2KiBV1,
+        ] {
+            let parted = r1cs(registered).unwrap();
+            let whole = R1csAssembly::synthesize(blank::<Tree>(registered).unwrap()).unwrap();
+            assert_eq!(
+                parted.num_constraints(),
+                whole.num_constraints(),
+                "{registered:?}"
+            );
+            assert!(parted == whole, "{registered:?}: the parted R1CS differs");
+        }
+    }
 }

@@ -20,12 +20,14 @@ use crate::error::ParamsError;
 use crate::parts::Lengths;
 use crate::Fr;
 
-/// Records the lengths of the assembly when the first top-level namespace named `marker`
+/// Records the lengths of the assembly when the first namespace whose path is `marker`
 /// opens: the end of the head.
 struct Marking<'a> {
     inner: R1csAssembly,
-    marker: &'a str,
-    depth: usize,
+    /// The namespace path of part 0, outermost first.
+    marker: Vec<&'a str>,
+    /// The open namespaces, outermost first.
+    open: Vec<String>,
     head: Option<Lengths>,
 }
 
@@ -76,14 +78,19 @@ impl ConstraintSystem<Fr> for Marking<'_> {
         NR: Into<String>,
         N: FnOnce() -> NR,
     {
-        if self.depth == 0 && self.head.is_none() && name().into() == self.marker {
+        let name = name().into();
+        let at_marker = self.head.is_none()
+            && self.open.len() + 1 == self.marker.len()
+            && self.open.iter().zip(&self.marker).all(|(a, b)| a == b)
+            && self.marker.last() == Some(&name.as_str());
+        if at_marker {
             self.head = Some(self.lengths());
         }
-        self.depth += 1;
+        self.open.push(name);
     }
 
     fn pop_namespace(&mut self) {
-        self.depth = self.depth.saturating_sub(1);
+        self.open.pop();
     }
 
     fn get_root(&mut self) -> &mut Self::Root {
@@ -166,8 +173,9 @@ fn replicate(m: &SparseMatrix, shift: Shift, parts: usize) -> Result<SparseMatri
 
 impl R1csAssembly {
     /// The R1CS of a circuit of `parts` identical parts after a head, captured from
-    /// `one_part`: the same circuit with only its first part, which begins at the first
-    /// top-level namespace named `marker`. Equal to [`R1csAssembly::synthesize`] of the
+    /// `one_part`: the same circuit with only its first part, which begins where the first
+    /// namespace whose path is `marker` opens (names joined by `/`, outermost first, e.g.
+    /// `challenge_0` or `outer namespace/sector_0`). Equal to [`R1csAssembly::synthesize`] of the
     /// whole circuit when the parts are alike (as in any blank circuit of repeated
     /// gadgets); an error when the marker is missing or the sizes overflow.
     pub fn synthesize_parted<C: Circuit<Fr>>(
@@ -177,8 +185,8 @@ impl R1csAssembly {
     ) -> Result<Self, ParamsError> {
         let mut cs = Marking {
             inner: Self::default(),
-            marker,
-            depth: 0,
+            marker: marker.split('/').collect(),
+            open: Vec::new(),
             head: None,
         };
         cs.alloc_input(|| "one", || Ok(Fr::ONE))
@@ -232,20 +240,30 @@ impl R1csAssembly {
     }
 }
 
-/// Used by the tests of both captures.
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
 
     /// A head of two inputs and an aux, then `parts` parts that each allocate an input and
     /// three aux and constrain them with the head's variables, coefficients of every kind
     /// (one, minus one, powers of two, full-size, zero, repeated terms).
-    pub(crate) struct Parted {
-        pub parts: usize,
+    struct Parted {
+        parts: usize,
+        /// Parts inside a namespace of this name.
+        outer: Option<&'static str>,
     }
 
     impl Circuit<Fr> for Parted {
         fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+            match self.outer {
+                Some(name) => self.body(&mut cs.namespace(|| name)),
+                None => self.body(cs),
+            }
+        }
+    }
+
+    impl Parted {
+        fn body<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
             let h0 = cs.alloc_input(|| "h0", || Ok(Fr::from(3u64)))?;
             let h1 = cs.alloc_input(|| "h1", || Ok(Fr::from(5u64)))?;
             let h2 = cs.alloc(|| "h2", || Ok(Fr::from(15u64)))?;
@@ -276,19 +294,26 @@ pub(crate) mod tests {
 
     #[test]
     fn parted_capture_equals_whole_capture() {
-        for parts in [1, 2, 5, 18] {
-            let whole = R1csAssembly::synthesize(Parted { parts }).unwrap();
-            let parted =
-                R1csAssembly::synthesize_parted(Parted { parts: 1 }, parts, "part_0").unwrap();
-            assert_eq!(parted.num_constraints(), whole.num_constraints(), "{parts}");
-            assert_eq!(parted, whole, "{parts} parts");
+        for (outer, marker) in [(None, "part_0"), (Some("outer"), "outer/part_0")] {
+            for parts in [1, 2, 5, 18] {
+                let whole = R1csAssembly::synthesize(Parted { parts, outer }).unwrap();
+                let one = Parted { parts: 1, outer };
+                let parted = R1csAssembly::synthesize_parted(one, parts, marker).unwrap();
+                assert_eq!(parted.num_constraints(), whole.num_constraints(), "{parts}");
+                assert_eq!(parted, whole, "{parts} parts under {marker}");
+            }
         }
     }
 
     #[test]
     fn a_circuit_without_the_marker_is_refused() {
-        let err =
-            R1csAssembly::synthesize_parted(Parted { parts: 1 }, 3, "challenge_0").unwrap_err();
-        assert!(err.to_string().contains("challenge_0"), "{err}");
+        for marker in ["challenge_0", "part_1", "outer/part_0"] {
+            let one = Parted {
+                parts: 1,
+                outer: None,
+            };
+            let err = R1csAssembly::synthesize_parted(one, 3, marker).unwrap_err();
+            assert!(err.to_string().contains(marker), "{err}");
+        }
     }
 }
