@@ -147,6 +147,98 @@ async fn submit_is_idempotent_and_status_metrics_and_http_report_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reused_request_id_never_gets_another_request_s_proof() {
+    let d = TestDaemon::start(|c| {
+        c.engine.partition_workers = 1;
+        c.engine.express_worker = false;
+    });
+    let mut c = client::connect(&d.unix_addr()).await.unwrap();
+    let winning = request(ProofKind::WinningPoSt);
+    let window = request(ProofKind::WindowPoSt);
+    let prove = |mut c: client::Client, wire: pb::SubmitProofRequest| async move {
+        c.prove(pb::ProveRequest { submit: Some(wire) })
+            .await
+            .map(|r| r.into_inner().result.unwrap())
+    };
+    // The case: a WindowPoSt under the id of a finished WinningPoSt gets a
+    // WindowPoSt proof of its own.
+    let first = prove(
+        c.clone(),
+        to_wire(&winning, "reused", pb::Priority::Critical),
+    )
+    .await
+    .unwrap();
+    assert!(winning.verify(&first.proof).unwrap());
+    let second = prove(c.clone(), to_wire(&window, "reused", pb::Priority::High))
+        .await
+        .unwrap();
+    assert_eq!(second.status, completed(), "{}", second.error_message);
+    assert_eq!(second.job_id, "reused");
+    assert!(window.verify(&second.proof).unwrap(), "a WindowPoSt proof");
+
+    // While a job is unfinished, its id with other inputs is refused.
+    for i in 0..3 {
+        c.submit_proof(to_wire(
+            &winning,
+            &format!("ahead-{i}"),
+            pb::Priority::Critical,
+        ))
+        .await
+        .unwrap();
+    }
+    c.submit_proof(to_wire(&winning, "busy", pb::Priority::Critical))
+        .await
+        .unwrap();
+    let e = c
+        .submit_proof(to_wire(&window, "busy", pb::Priority::High))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::AlreadyExists, "{}", e.message());
+    assert!(
+        e.message().starts_with("request_id_conflict:"),
+        "{}",
+        e.message()
+    );
+    // The same inputs re-attach to it.
+    let again = c
+        .submit_proof(to_wire(&winning, "busy", pb::Priority::Critical))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(again.job_id, "busy");
+    // Cancelled, then asked for again: a new job, proved.
+    c.cancel_proof(pb::CancelProofRequest {
+        job_id: "busy".into(),
+    })
+    .await
+    .unwrap();
+    let retried = prove(c.clone(), to_wire(&winning, "busy", pb::Priority::Critical))
+        .await
+        .unwrap();
+    assert_eq!(retried.status, completed(), "{}", retried.error_message);
+    assert!(winning.verify(&retried.proof).unwrap());
+    for i in 0..3 {
+        let r = c
+            .await_proof(pb::AwaitProofRequest {
+                job_id: format!("ahead-{i}"),
+                timeout_ms: 0,
+            })
+            .await
+            .unwrap();
+        assert_eq!(r.into_inner().status, completed());
+    }
+    let s = c
+        .get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        s.total_proofs_completed, 6,
+        "two under \"reused\", three ahead, one busy"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_carry_grpc_codes_and_stable_codes() {
     let d = TestDaemon::start(|c| c.server.max_message_bytes = 64 << 10);
     let mut c = client::connect(&d.unix_addr()).await.unwrap();
@@ -167,7 +259,7 @@ async fn errors_carry_grpc_codes_and_stable_codes() {
         "bad-vanilla",
         pb::Priority::Normal,
     );
-    w.vanilla_proof = b"[\"AAAA\"]".to_vec();
+    w.vanilla_proofs = vec![vec![0, 0, 0]];
     let e = c.submit_proof(w).await.unwrap_err();
     assert_eq!(e.code(), Code::InvalidArgument, "{}", e.message());
 
@@ -491,11 +583,27 @@ fn the_parameter_loader_checks_digests_when_asked() {
 
 #[test]
 fn every_kind_round_trips_through_the_wire_form() {
-    use filprove::server::convert::to_request;
+    use filprove::server::convert::{encode_vanilla_proofs, to_request};
     for kind in ProofKind::ALL {
         let req = request(kind);
         let wire = to_wire(&req, "rt", pb::Priority::Unspecified);
         let (back, prio) = to_request(&wire).unwrap();
+        if kind != ProofKind::PoRep {
+            // Vanilla proofs travel in field 11; the JSON framing in field 10 is read only
+            // when 11 is empty, and both at once are refused.
+            assert!(!wire.vanilla_proofs.is_empty() && wire.vanilla_proof.is_empty());
+            let mut json = wire.clone();
+            json.vanilla_proof = encode_vanilla_proofs(&std::mem::take(&mut json.vanilla_proofs));
+            let (from_json, _) = to_request(&json).unwrap();
+            assert_eq!(
+                from_json.public_inputs().unwrap(),
+                req.public_inputs().unwrap()
+            );
+            let mut both = wire.clone();
+            both.vanilla_proof = json.vanilla_proof;
+            let err = to_request(&both).unwrap_err();
+            assert!(err.to_string().contains("both"), "{err}");
+        }
         assert_eq!(back.kind(), kind);
         assert_eq!(back.circuit(), req.circuit());
         assert_eq!(back.num_partitions(), req.num_partitions());
@@ -513,7 +621,7 @@ fn every_kind_round_trips_through_the_wire_form() {
     }
     // SnapDeals commitments must be 32 raw bytes.
     let mut w = to_wire(&request(ProofKind::SnapDeals), "snap", pb::Priority::Normal);
-    w.new_unsealed_cid.pop();
+    w.comm_d_new.pop();
     let err = to_request(&w).unwrap_err();
-    assert!(err.to_string().contains("new_unsealed_cid"), "{err}");
+    assert!(err.to_string().contains("comm_d_new"), "{err}");
 }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use filprove_engine::filecoin::{normalize_circuit_id, FilecoinJob};
-use filprove_engine::{Engine, EngineError, JobOutcome, JobReport, SrsTier};
+use filprove_engine::{Engine, EngineError, JobOutcome, JobReport, RequestKey, SrsTier};
 use tonic::{Request, Response, Status};
 
 use super::convert;
@@ -21,6 +21,7 @@ pub fn to_status(e: &EngineError) -> Status {
         EngineError::Input { .. } => Status::invalid_argument(msg),
         EngineError::MemoryExceedsBudget { .. } => Status::resource_exhausted(msg),
         EngineError::UnknownJob(_) | EngineError::UnknownCircuit(_) => Status::not_found(msg),
+        EngineError::RequestConflict(_) => Status::already_exists(msg),
         EngineError::Draining => Status::unavailable(msg),
         EngineError::Cancelled => Status::cancelled(msg),
         EngineError::Srs { .. } => Status::failed_precondition(msg),
@@ -42,20 +43,21 @@ impl ProvingService {
 
     async fn submit(&self, r: pb::SubmitProofRequest) -> Result<pb::SubmitProofResponse, Status> {
         let engine = self.engine.clone();
-        // Parsing and validating inputs (C1 JSON, vanilla proofs) is CPU work.
+        // Hashing and parsing the inputs (C1 JSON, vanilla proofs) is CPU work.
         let submitted = tokio::task::spawn_blocking(move || {
-            let id = (!r.request_id.is_empty()).then_some(r.request_id.as_str());
-            if let Some(id) = id {
-                if engine.contains(id) {
-                    // Idempotent retry: no parsing, no second proof.
-                    return engine.submit_existing(id);
+            let key = (!r.request_id.is_empty())
+                .then(|| RequestKey::new(r.request_id.clone(), convert::input_digest(&r)));
+            if let Some(key) = &key {
+                // A retry of a job with the same inputs: no parsing, no second proof.
+                if let Some(existing) = engine.retained(key)? {
+                    return Ok(existing);
                 }
             }
             if engine.is_draining() {
                 return Err(EngineError::Draining);
             }
             let (request, priority) = convert::to_request(&r)?;
-            engine.submit(id, priority, Arc::new(FilecoinJob::new(request)))
+            engine.submit(key, priority, Arc::new(FilecoinJob::new(request)))
         })
         .await
         .map_err(|e| Status::internal(format!("internal: {e}")))?
