@@ -238,6 +238,92 @@ async fn a_reused_request_id_never_gets_another_request_s_proof() {
     );
 }
 
+/// Waits (bounded) until the job `id` exists and has ended; its status.
+async fn ended(d: &TestDaemon, id: &str) -> filprove_engine::JobStatus {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        let s = d.engine.job_status(id);
+        if let Some(s) = s.as_ref().ok().filter(|s| s.is_terminal()) {
+            return *s;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{id}: {s:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_its_last_caller_abandoned_is_cancelled_by_kind() {
+    use filprove_engine::JobStatus;
+    let d = TestDaemon::start(|c| {
+        c.engine.partition_workers = 1;
+        c.engine.express_worker = false;
+        c.server.cancel_abandoned = vec!["winning-post".into()];
+    });
+    let mut c = client::connect(&d.unix_addr()).await.unwrap();
+    let winning = request(ProofKind::WinningPoSt);
+    let window = request(ProofKind::WindowPoSt);
+    // Work ahead, so the jobs below are still queued when their callers give up.
+    for i in 0..2 {
+        c.submit_proof(to_wire(
+            &winning,
+            &format!("ahead-{i}"),
+            pb::Priority::Critical,
+        ))
+        .await
+        .unwrap();
+    }
+    let impatient = |wire: pb::SubmitProofRequest| {
+        let mut c = c.clone();
+        async move {
+            let mut r = tonic::Request::new(pb::ProveRequest { submit: Some(wire) });
+            r.set_timeout(Duration::from_millis(200));
+            c.prove(r).await.unwrap_err().code()
+        }
+    };
+    // A WinningPoSt (in server.cancel_abandoned) whose only caller gave up is cancelled.
+    let code = impatient(to_wire(&winning, "gone-winning", pb::Priority::Critical)).await;
+    assert!(
+        matches!(code, Code::DeadlineExceeded | Code::Cancelled),
+        "{code:?}"
+    );
+    assert_eq!(ended(&d, "gone-winning").await, JobStatus::Cancelled);
+
+    // A WindowPoSt (not in the list) runs on, for the caller's retry.
+    let code = impatient(to_wire(&window, "gone-window", pb::Priority::High)).await;
+    assert!(
+        matches!(code, Code::DeadlineExceeded | Code::Cancelled),
+        "{code:?}"
+    );
+    assert_eq!(ended(&d, "gone-window").await, JobStatus::Completed);
+
+    // A caller that gives up while another still waits on the job cancels nothing.
+    let wire = to_wire(&winning, "shared", pb::Priority::Critical);
+    let patient = {
+        let mut c = c.clone();
+        let wire = wire.clone();
+        tokio::spawn(async move { c.prove(pb::ProveRequest { submit: Some(wire) }).await })
+    };
+    while !d.engine.contains("shared") {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let code = impatient(wire).await;
+    assert!(
+        matches!(code, Code::DeadlineExceeded | Code::Cancelled),
+        "{code:?}"
+    );
+    let r = patient.await.unwrap().unwrap().into_inner().result.unwrap();
+    assert_eq!(r.status, completed(), "{}", r.error_message);
+    assert!(winning.verify(&r.proof).unwrap());
+    // A job submitted with SubmitProof is not cancelled when an AwaitProof gives up.
+    let mut r = tonic::Request::new(pb::AwaitProofRequest {
+        job_id: "ahead-1".into(),
+        timeout_ms: 0,
+    });
+    r.set_timeout(Duration::from_millis(1));
+    let _ = c.await_proof(r).await;
+    assert_eq!(ended(&d, "ahead-1").await, JobStatus::Completed);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_carry_grpc_codes_and_stable_codes() {
     let d = TestDaemon::start(|c| c.server.max_message_bytes = 64 << 10);

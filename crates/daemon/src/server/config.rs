@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+use filprove_filecoin::ProofKind;
 use serde::Deserialize;
 
 use super::address::GrpcAddress;
@@ -42,6 +43,10 @@ pub struct ServerConfig {
     pub max_message_bytes: usize,
     /// Seconds in-flight jobs get to finish on SIGTERM/SIGINT before they are cancelled.
     pub shutdown_grace_secs: u64,
+    /// Proof kinds ("porep", "snap", "window-post", "winning-post") whose job, created by a
+    /// `Prove` call, is cancelled when every caller waiting on it went away unanswered
+    /// (cancelled RPC, deadline passed); the other kinds' jobs run on for a retry.
+    pub cancel_abandoned: Vec<String>,
 }
 
 impl Default for ServerConfig {
@@ -53,6 +58,7 @@ impl Default for ServerConfig {
             http_listen: "127.0.0.1:9821".into(),
             max_message_bytes: 256 << 20,
             shutdown_grace_secs: 60,
+            cancel_abandoned: vec!["window-post".into(), "winning-post".into()],
         }
     }
 }
@@ -200,6 +206,7 @@ impl Config {
     /// Checks values that parse but make no sense.
     pub fn validate(&self) -> Result<(), String> {
         self.socket_mode()?;
+        self.cancel_abandoned()?;
         self.unix_socket()?;
         self.tcp_addr()?;
         self.http_addr()?;
@@ -241,6 +248,18 @@ impl Config {
                 "server.socket_mode must be \"0600\" or \"0660\", not {m:?}"
             )),
         }
+    }
+
+    /// The kinds of `server.cancel_abandoned`.
+    pub fn cancel_abandoned(&self) -> Result<Vec<ProofKind>, String> {
+        self.server
+            .cancel_abandoned
+            .iter()
+            .map(|k| {
+                k.parse()
+                    .map_err(|e| format!("server.cancel_abandoned: {e}"))
+            })
+            .collect()
     }
 
     /// The TCP listener, if configured.
@@ -381,6 +400,18 @@ mod tests {
         let c = Config::from_toml("[engine]\nnvml_sample_ms = 0\n").unwrap();
         assert_eq!(c.engine.nvml_sample_ms, 0);
         assert!(Config::from_toml("[engine]\nnvml_sample_ms = -1\n").is_err());
+        assert_eq!(
+            Config::default().cancel_abandoned().unwrap(),
+            [ProofKind::WindowPoSt, ProofKind::WinningPoSt]
+        );
+        let c = Config::from_toml("[server]\ncancel_abandoned = [\"porep\", \"snap\"]\n").unwrap();
+        assert_eq!(
+            c.cancel_abandoned().unwrap(),
+            [ProofKind::PoRep, ProofKind::SnapDeals]
+        );
+        let e = Config::from_toml("[server]\ncancel_abandoned = [\"winning\", \"nope\"]\n")
+            .unwrap_err();
+        assert!(e.contains("server.cancel_abandoned"), "{e}");
         assert_eq!(Config::default().engine.reused_partition_buffers, None);
         let c = Config::from_toml("[engine]\nreused_partition_buffers = 0\n").unwrap();
         assert_eq!(

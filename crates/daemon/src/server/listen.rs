@@ -18,12 +18,13 @@ use super::config::Config;
 use super::grpc::ProvingService;
 use super::pb::proving_engine_server::ProvingEngineServer;
 
-/// The daemon's bound sockets.
+/// The daemon's bound sockets, and the service settings of the configuration.
 pub struct Listeners {
     unix: Option<(UnixListener, PathBuf)>,
     tcp: Option<TcpListener>,
     http: Option<TcpListener>,
     max_message_bytes: usize,
+    cancel_abandoned: Vec<filprove_filecoin::ProofKind>,
 }
 
 /// Removes a stale socket file left by a daemon that died; refuses when one still answers
@@ -90,6 +91,7 @@ impl Listeners {
             tcp,
             http,
             max_message_bytes: c.server.max_message_bytes,
+            cancel_abandoned: c.cancel_abandoned().map_err(anyhow::Error::msg)?,
         })
     }
 
@@ -176,7 +178,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let service = ProvingService::new(engine.clone());
+    let service = ProvingService::new(engine.clone(), listeners.cancel_abandoned.clone());
     let max = listeners.max_message_bytes;
     let (health, health_service) = tonic_health::server::health_reporter();
     health

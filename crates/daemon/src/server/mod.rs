@@ -6,6 +6,7 @@
 pub mod address;
 mod authority;
 pub mod backends;
+pub mod callers;
 pub mod config;
 pub mod convert;
 pub mod grpc;
