@@ -462,6 +462,34 @@ mod tests {
         ])
         .unwrap();
         assert!(matches!(cli.command, Top::Daemon(ref d) if d.backend.as_deref() == Some("cpu")));
+        // --listen (or --addr) replaces the configured listeners, any address form.
+        let cli = Cli::try_parse_from([
+            "filprove",
+            "daemon",
+            "--listen",
+            "unix:///tmp/filprove-test.sock",
+            "--addr",
+            "127.0.0.1:9820",
+        ])
+        .unwrap();
+        let Top::Daemon(d) = cli.command else {
+            panic!("not the daemon")
+        };
+        let c = d.effective_config().unwrap();
+        assert_eq!(
+            c.unix_socket().unwrap(),
+            Some(PathBuf::from("/tmp/filprove-test.sock"))
+        );
+        assert_eq!(
+            c.tcp_addr().unwrap(),
+            Some("127.0.0.1:9820".parse().unwrap())
+        );
+        let cli =
+            Cli::try_parse_from(["filprove", "daemon", "--listen", "http://127.0.0.1:1"]).unwrap();
+        let Top::Daemon(d) = cli.command else {
+            panic!("not the daemon")
+        };
+        assert_eq!(d.effective_config().unwrap().unix_socket().unwrap(), None);
         let cli =
             Cli::try_parse_from(["filprove", "await", "job-1", "--timeout-ms", "10"]).unwrap();
         match cli.command {
