@@ -20,14 +20,16 @@ use tonic_health::pb::HealthCheckRequest;
 /// The grpcio release the test installs.
 const GRPCIO: &str = "grpcio==1.85.1";
 
+const NEEDS: &str = "This test needs python3 with the venv module and access to PyPI to \
+                     install grpcio (scripts/test.sh runs it; it never skips).";
+
 fn run(what: &str, cmd: &mut Command) {
     let out = cmd
         .output()
-        .unwrap_or_else(|e| panic!("{what}: cannot run {cmd:?}: {e}"));
+        .unwrap_or_else(|e| panic!("{what}: cannot run {cmd:?}: {e}\n{NEEDS}"));
     assert!(
         out.status.success(),
-        "{what} failed ({cmd:?}): {}\n{}\nThis test needs python3 with the venv module and \
-         access to PyPI to install {GRPCIO}.",
+        "{what} failed ({cmd:?}, {GRPCIO}): {}\n{}\n{NEEDS}",
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
