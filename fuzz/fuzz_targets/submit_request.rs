@@ -3,8 +3,9 @@
 //! The input is split into the message's fields: a small header picks proof_kind,
 //! registered_proof and priority (biased towards valid values so the parsers behind them
 //! are reached), then the scalar fields, the three commitments and the randomness (each
-//! usually 32 bytes), and whatever is left is `vanilla_proof` (the C1 JSON for PoRep, the
-//! JSON-array-of-base64 framing for PoSt and SnapDeals).
+//! usually 32 bytes), half the time a list of `vanilla_proofs` entries (bincode vanilla
+//! proofs for PoSt and SnapDeals), and whatever is left is `vanilla_proof` (the C1 JSON for
+//! PoRep, the older JSON-array-of-base64 framing for PoSt and SnapDeals).
 #![no_main]
 
 #[path = "../common.rs"]
@@ -49,9 +50,14 @@ fn message(mut raw: Unstructured<'_>) -> arbitrary::Result<SubmitProofRequest> {
         miner_id: u64::arbitrary(u)?,
         partition_index: u32::arbitrary(u)?,
         randomness: bytes32(u)?,
-        sector_key_cid: bytes32(u)?,
-        new_sealed_cid: bytes32(u)?,
-        new_unsealed_cid: bytes32(u)?,
+        comm_r_old: bytes32(u)?,
+        comm_r_new: bytes32(u)?,
+        comm_d_new: bytes32(u)?,
+        vanilla_proofs: if u.ratio(1, 2)? {
+            Vec::<Vec<u8>>::arbitrary(u)?
+        } else {
+            Vec::new()
+        },
         vanilla_proof: raw.take_rest().to_vec(),
     })
 }

@@ -147,6 +147,184 @@ async fn submit_is_idempotent_and_status_metrics_and_http_report_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reused_request_id_never_gets_another_request_s_proof() {
+    let d = TestDaemon::start(|c| {
+        c.engine.partition_workers = 1;
+        c.engine.express_worker = false;
+    });
+    let mut c = client::connect(&d.unix_addr()).await.unwrap();
+    let winning = request(ProofKind::WinningPoSt);
+    let window = request(ProofKind::WindowPoSt);
+    let prove = |mut c: client::Client, wire: pb::SubmitProofRequest| async move {
+        c.prove(pb::ProveRequest { submit: Some(wire) })
+            .await
+            .map(|r| r.into_inner().result.unwrap())
+    };
+    // The case: a WindowPoSt under the id of a finished WinningPoSt gets a
+    // WindowPoSt proof of its own.
+    let first = prove(
+        c.clone(),
+        to_wire(&winning, "reused", pb::Priority::Critical),
+    )
+    .await
+    .unwrap();
+    assert!(winning.verify(&first.proof).unwrap());
+    let second = prove(c.clone(), to_wire(&window, "reused", pb::Priority::High))
+        .await
+        .unwrap();
+    assert_eq!(second.status, completed(), "{}", second.error_message);
+    assert_eq!(second.job_id, "reused");
+    assert!(window.verify(&second.proof).unwrap(), "a WindowPoSt proof");
+
+    // While a job is unfinished, its id with other inputs is refused.
+    for i in 0..3 {
+        c.submit_proof(to_wire(
+            &winning,
+            &format!("ahead-{i}"),
+            pb::Priority::Critical,
+        ))
+        .await
+        .unwrap();
+    }
+    c.submit_proof(to_wire(&winning, "busy", pb::Priority::Critical))
+        .await
+        .unwrap();
+    let e = c
+        .submit_proof(to_wire(&window, "busy", pb::Priority::High))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::AlreadyExists, "{}", e.message());
+    assert!(
+        e.message().starts_with("request_id_conflict:"),
+        "{}",
+        e.message()
+    );
+    // The same inputs re-attach to it.
+    let again = c
+        .submit_proof(to_wire(&winning, "busy", pb::Priority::Critical))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(again.job_id, "busy");
+    // Cancelled, then asked for again: a new job, proved.
+    c.cancel_proof(pb::CancelProofRequest {
+        job_id: "busy".into(),
+    })
+    .await
+    .unwrap();
+    let retried = prove(c.clone(), to_wire(&winning, "busy", pb::Priority::Critical))
+        .await
+        .unwrap();
+    assert_eq!(retried.status, completed(), "{}", retried.error_message);
+    assert!(winning.verify(&retried.proof).unwrap());
+    for i in 0..3 {
+        let r = c
+            .await_proof(pb::AwaitProofRequest {
+                job_id: format!("ahead-{i}"),
+                timeout_ms: 0,
+            })
+            .await
+            .unwrap();
+        assert_eq!(r.into_inner().status, completed());
+    }
+    let s = c
+        .get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        s.total_proofs_completed, 6,
+        "two under \"reused\", three ahead, one busy"
+    );
+}
+
+/// Waits (bounded) until the job `id` exists and has ended; its status.
+async fn ended(d: &TestDaemon, id: &str) -> filprove_engine::JobStatus {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        let s = d.engine.job_status(id);
+        if let Some(s) = s.as_ref().ok().filter(|s| s.is_terminal()) {
+            return *s;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{id}: {s:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_its_last_caller_abandoned_is_cancelled_by_kind() {
+    use filprove_engine::JobStatus;
+    let d = TestDaemon::start(|c| {
+        c.engine.partition_workers = 1;
+        c.engine.express_worker = false;
+        c.server.cancel_abandoned = vec!["winning-post".into()];
+    });
+    let mut c = client::connect(&d.unix_addr()).await.unwrap();
+    let winning = request(ProofKind::WinningPoSt);
+    let window = request(ProofKind::WindowPoSt);
+    // Work ahead, so the jobs below are still queued when their callers give up.
+    for i in 0..2 {
+        c.submit_proof(to_wire(
+            &winning,
+            &format!("ahead-{i}"),
+            pb::Priority::Critical,
+        ))
+        .await
+        .unwrap();
+    }
+    let impatient = |wire: pb::SubmitProofRequest| {
+        let mut c = c.clone();
+        async move {
+            let mut r = tonic::Request::new(pb::ProveRequest { submit: Some(wire) });
+            r.set_timeout(Duration::from_millis(200));
+            c.prove(r).await.unwrap_err().code()
+        }
+    };
+    // A WinningPoSt (in server.cancel_abandoned) whose only caller gave up is cancelled.
+    let code = impatient(to_wire(&winning, "gone-winning", pb::Priority::Critical)).await;
+    assert!(
+        matches!(code, Code::DeadlineExceeded | Code::Cancelled),
+        "{code:?}"
+    );
+    assert_eq!(ended(&d, "gone-winning").await, JobStatus::Cancelled);
+
+    // A WindowPoSt (not in the list) runs on, for the caller's retry.
+    let code = impatient(to_wire(&window, "gone-window", pb::Priority::High)).await;
+    assert!(
+        matches!(code, Code::DeadlineExceeded | Code::Cancelled),
+        "{code:?}"
+    );
+    assert_eq!(ended(&d, "gone-window").await, JobStatus::Completed);
+
+    // A caller that gives up while another still waits on the job cancels nothing.
+    let wire = to_wire(&winning, "shared", pb::Priority::Critical);
+    let patient = {
+        let mut c = c.clone();
+        let wire = wire.clone();
+        tokio::spawn(async move { c.prove(pb::ProveRequest { submit: Some(wire) }).await })
+    };
+    while !d.engine.contains("shared") {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let code = impatient(wire).await;
+    assert!(
+        matches!(code, Code::DeadlineExceeded | Code::Cancelled),
+        "{code:?}"
+    );
+    let r = patient.await.unwrap().unwrap().into_inner().result.unwrap();
+    assert_eq!(r.status, completed(), "{}", r.error_message);
+    assert!(winning.verify(&r.proof).unwrap());
+    // A job submitted with SubmitProof is not cancelled when an AwaitProof gives up.
+    let mut r = tonic::Request::new(pb::AwaitProofRequest {
+        job_id: "ahead-1".into(),
+        timeout_ms: 0,
+    });
+    r.set_timeout(Duration::from_millis(1));
+    let _ = c.await_proof(r).await;
+    assert_eq!(ended(&d, "ahead-1").await, JobStatus::Completed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_carry_grpc_codes_and_stable_codes() {
     let d = TestDaemon::start(|c| c.server.max_message_bytes = 64 << 10);
     let mut c = client::connect(&d.unix_addr()).await.unwrap();
@@ -167,7 +345,7 @@ async fn errors_carry_grpc_codes_and_stable_codes() {
         "bad-vanilla",
         pb::Priority::Normal,
     );
-    w.vanilla_proof = b"[\"AAAA\"]".to_vec();
+    w.vanilla_proofs = vec![vec![0, 0, 0]];
     let e = c.submit_proof(w).await.unwrap_err();
     assert_eq!(e.code(), Code::InvalidArgument, "{}", e.message());
 
@@ -491,11 +669,27 @@ fn the_parameter_loader_checks_digests_when_asked() {
 
 #[test]
 fn every_kind_round_trips_through_the_wire_form() {
-    use filprove::server::convert::to_request;
+    use filprove::server::convert::{encode_vanilla_proofs, to_request};
     for kind in ProofKind::ALL {
         let req = request(kind);
         let wire = to_wire(&req, "rt", pb::Priority::Unspecified);
         let (back, prio) = to_request(&wire).unwrap();
+        if kind != ProofKind::PoRep {
+            // Vanilla proofs travel in field 11; the JSON framing in field 10 is read only
+            // when 11 is empty, and both at once are refused.
+            assert!(!wire.vanilla_proofs.is_empty() && wire.vanilla_proof.is_empty());
+            let mut json = wire.clone();
+            json.vanilla_proof = encode_vanilla_proofs(&std::mem::take(&mut json.vanilla_proofs));
+            let (from_json, _) = to_request(&json).unwrap();
+            assert_eq!(
+                from_json.public_inputs().unwrap(),
+                req.public_inputs().unwrap()
+            );
+            let mut both = wire.clone();
+            both.vanilla_proof = json.vanilla_proof;
+            let err = to_request(&both).unwrap_err();
+            assert!(err.to_string().contains("both"), "{err}");
+        }
         assert_eq!(back.kind(), kind);
         assert_eq!(back.circuit(), req.circuit());
         assert_eq!(back.num_partitions(), req.num_partitions());
@@ -513,7 +707,7 @@ fn every_kind_round_trips_through_the_wire_form() {
     }
     // SnapDeals commitments must be 32 raw bytes.
     let mut w = to_wire(&request(ProofKind::SnapDeals), "snap", pb::Priority::Normal);
-    w.new_unsealed_cid.pop();
+    w.comm_d_new.pop();
     let err = to_request(&w).unwrap_err();
-    assert!(err.to_string().contains("new_unsealed_cid"), "{err}");
+    assert!(err.to_string().contains("comm_d_new"), "{err}");
 }

@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 use filprove_groth16::recycle::{BufferPool, Reaper};
 use filprove_groth16::Backend;
 
-use crate::job::{JobOutcome, JobReport, JobStatus, Priority, ProofJob};
+use crate::job::{JobOutcome, JobReport, JobStatus, Priority, ProofJob, RequestKey};
 use crate::memory::{HostMemory, MemoryBudget};
 use crate::sched::Scheduler;
 use crate::srs::{SrsLoader, SrsManager};
 pub use crate::status::{DeviceStatus, DrainReport, EngineStatus, QueueStatus, Submitted};
-use crate::tracker::JobEntry;
+use crate::tracker::{JobEntry, Reuse};
 use crate::{metrics::Metrics, workers, EngineError};
 
 /// The regular synthesis workers' thread pool ([`Shared::bulk_pool`]): as many threads as
@@ -216,7 +216,10 @@ impl Shared {
         }
         {
             let mut jobs = self.jobs();
-            jobs.finished.push_back(job.id.clone());
+            // Unless a new job took over its id meanwhile (Engine::submit's re-run).
+            if jobs.by_id.get(&job.id).is_some_and(|j| Arc::ptr_eq(j, job)) {
+                jobs.finished.push_back(job.id.clone());
+            }
             while jobs.finished.len() > self.max_retained {
                 if let Some(old) = jobs.finished.pop_front() {
                     jobs.by_id.remove(&old);
@@ -345,23 +348,31 @@ impl Engine {
         &self.shared.srs
     }
 
-    /// Queues `job`. With a `request_id` that is already known, returns the existing job
-    /// (idempotency: a retried request never makes a second proof).
+    /// Queues `job`. `key` names the request (`None` or an empty id: the engine makes up
+    /// an id). A known id decides by the job it names and the inputs (idempotency: a
+    /// retried request never makes a second proof, and never gets another request's):
+    /// - same inputs, job queued, running or completed: returns that job (`existing`);
+    /// - job failed or cancelled, or completed with other inputs: a new job replaces it
+    ///   under the same id;
+    /// - other inputs while the job is unfinished: [`EngineError::RequestConflict`].
     pub fn submit(
         &self,
-        request_id: Option<&str>,
+        key: Option<RequestKey>,
         priority: Priority,
         job: Arc<dyn ProofJob>,
     ) -> Result<Submitted, EngineError> {
-        if let Some(s) = request_id.and_then(|id| self.existing(id)) {
-            return Ok(s);
+        let key = key.filter(|k| !k.id.is_empty());
+        if let Some(k) = &key {
+            if let Some(s) = self.retained(k)? {
+                return Ok(s);
+            }
         }
         if self.shared.draining.load(Ordering::SeqCst) {
             return Err(EngineError::Draining);
         }
-        let id = match request_id {
-            Some(id) if !id.is_empty() => id.to_string(),
-            _ => format!("job-{:016x}", rand::random::<u64>()),
+        let (id, inputs) = match key {
+            Some(k) => (k.id, Some(k.inputs)),
+            None => (format!("job-{:016x}", rand::random::<u64>()), None),
         };
         let limit = self.shared.sched.depths().3;
         let allowed = if priority >= Priority::High {
@@ -376,12 +387,23 @@ impl Engine {
                 limit: allowed,
             });
         }
-        let entry = Arc::new(JobEntry::new(id.clone(), priority, job));
+        let entry = Arc::new(JobEntry::new(id.clone(), inputs, priority, job));
         let queue_position = {
             let mut jobs = self.shared.jobs();
-            if jobs.by_id.contains_key(&id) {
-                drop(jobs);
-                return self.existing(&id).ok_or(EngineError::UnknownJob(id));
+            // Another submission of the same id may have come in meanwhile.
+            let reuse = match (jobs.by_id.get(&id), inputs) {
+                (Some(old), Some(inputs)) => Some((old.reuse_for(inputs), old.status())),
+                (Some(_), None) => Some((Reuse::Conflict, JobStatus::Queued)),
+                (None, _) => None,
+            };
+            match reuse {
+                Some((Reuse::Attach, _)) => return Ok(self.existing_submission(&id)),
+                Some((Reuse::Conflict, _)) => return Err(EngineError::RequestConflict(id)),
+                Some((Reuse::Rerun, before)) => {
+                    jobs.finished.retain(|f| f != &id);
+                    tracing::info!(job = %id, previous = ?before, "request id reused: a new job replaces the finished one");
+                }
+                None => {}
             }
             let ahead = jobs
                 .by_id
@@ -405,20 +427,32 @@ impl Engine {
         })
     }
 
-    /// The existing job `id` as a submission result (what a retried request gets).
-    pub fn submit_existing(&self, id: &str) -> Result<Submitted, EngineError> {
-        self.existing(id)
-            .ok_or_else(|| EngineError::UnknownJob(id.to_string()))
+    /// What [`Engine::submit`] would do with `key` without its job: `Some` (the existing
+    /// job, nothing to parse or queue) when the id names a job with the same inputs that
+    /// did not fail or get cancelled; `None` when a new job is needed;
+    /// [`EngineError::RequestConflict`] when the id names an unfinished job with other
+    /// inputs.
+    pub fn retained(&self, key: &RequestKey) -> Result<Option<Submitted>, EngineError> {
+        let reuse = self
+            .shared
+            .jobs()
+            .by_id
+            .get(&key.id)
+            .map(|j| j.reuse_for(key.inputs));
+        match reuse {
+            Some(Reuse::Attach) => Ok(Some(self.existing_submission(&key.id))),
+            Some(Reuse::Conflict) => Err(EngineError::RequestConflict(key.id.clone())),
+            Some(Reuse::Rerun) | None => Ok(None),
+        }
     }
 
-    fn existing(&self, id: &str) -> Option<Submitted> {
-        let jobs = self.shared.jobs();
-        jobs.by_id.get(id).map(|_| Submitted {
+    fn existing_submission(&self, id: &str) -> Submitted {
+        Submitted {
             job_id: id.to_string(),
             queue_position: 0,
             assigned_device: self.least_busy_device(),
             existing: true,
-        })
+        }
     }
 
     fn least_busy_device(&self) -> String {

@@ -69,6 +69,9 @@ pub enum EngineError {
     /// No job has this id.
     #[error("no job with id {0:?}")]
     UnknownJob(String),
+    /// The id belongs to an unfinished job whose inputs differ from this request's.
+    #[error("request id {0:?} belongs to an unfinished job with different inputs; wait for it or cancel it, or use another id")]
+    RequestConflict(String),
     /// No circuit has this id.
     #[error("unknown circuit {0:?}")]
     UnknownCircuit(String),
@@ -95,6 +98,7 @@ impl EngineError {
             Self::Srs { code, .. } => code,
             Self::MemoryExceedsBudget { .. } => "memory_exceeds_budget",
             Self::UnknownJob(_) => "unknown_job",
+            Self::RequestConflict(_) => "request_id_conflict",
             Self::UnknownCircuit(_) => "unknown_circuit",
             Self::Draining => "draining",
             Self::Cancelled => "cancelled",

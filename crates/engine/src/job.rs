@@ -32,6 +32,32 @@ impl Priority {
     }
 }
 
+/// A digest of everything that decides a request's proof (the daemon hashes every input
+/// field of the wire request but its id and priority).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct InputDigest(pub [u8; 32]);
+
+/// How a caller names a request: its id (the job id) and the digest of its inputs. A
+/// submission under a known id re-attaches to that job only when the inputs are the same
+/// (see [`crate::Engine::submit`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequestKey {
+    /// The caller's id; empty: the engine makes one up.
+    pub id: String,
+    /// The digest of the request's inputs.
+    pub inputs: InputDigest,
+}
+
+impl RequestKey {
+    /// A key from an id and an input digest.
+    pub fn new(id: impl Into<String>, inputs: InputDigest) -> Self {
+        Self {
+            id: id.into(),
+            inputs,
+        }
+    }
+}
+
 /// One proof request as the engine sees it: a number of partitions, each synthesized into
 /// an assignment and proved against one circuit's parameters, then assembled and verified.
 ///

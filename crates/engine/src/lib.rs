@@ -27,6 +27,8 @@ pub use engine::{
     DeviceStatus, DrainReport, Engine, EngineConfig, EngineStatus, QueueStatus, Submitted,
 };
 pub use error::EngineError;
-pub use job::{JobOutcome, JobReport, JobStatus, Priority, ProofJob, Timings};
+pub use job::{
+    InputDigest, JobOutcome, JobReport, JobStatus, Priority, ProofJob, RequestKey, Timings,
+};
 pub use memory::{estimate_partition_bytes, HostMemory, MemoryBudget};
 pub use srs::{EvictOutcome, PreloadOutcome, SrsLoader, SrsManager, SrsTier};

@@ -6,14 +6,28 @@ use std::time::{Duration, Instant};
 
 use filprove_groth16::Proof;
 
-use crate::job::{JobOutcome, JobReport, JobStatus, Priority, ProofJob, Timings};
+use crate::job::{InputDigest, JobOutcome, JobReport, JobStatus, Priority, ProofJob, Timings};
 
 /// Called once with the report when a job ends.
 pub(crate) type Waiter = Box<dyn FnOnce(&JobReport) + Send>;
 
+/// What a new submission under a retained job's id does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Reuse {
+    /// Same inputs, job queued, running or completed: the submission is this job.
+    Attach,
+    /// The job failed or was cancelled, or it ended and the inputs differ: a new job
+    /// replaces it under the same id.
+    Rerun,
+    /// Different inputs while the job is unfinished: refused.
+    Conflict,
+}
+
 /// A submitted job and its live state.
 pub(crate) struct JobEntry {
     pub id: String,
+    /// The digest of the request's inputs (`None` for a job without a caller's id).
+    pub inputs: Option<InputDigest>,
     pub kind: &'static str,
     pub priority: Priority,
     pub circuit_id: String,
@@ -44,10 +58,16 @@ pub(crate) struct JobState {
 }
 
 impl JobEntry {
-    pub fn new(id: String, priority: Priority, job: Arc<dyn ProofJob>) -> Self {
+    pub fn new(
+        id: String,
+        inputs: Option<InputDigest>,
+        priority: Priority,
+        job: Arc<dyn ProofJob>,
+    ) -> Self {
         let partitions = job.num_partitions().max(1);
         Self {
             id,
+            inputs,
             kind: job.kind(),
             priority,
             circuit_id: job.circuit_id(),
@@ -92,6 +112,18 @@ impl JobEntry {
 
     pub fn status(&self) -> JobStatus {
         self.lock().status
+    }
+
+    /// What a submission of `inputs` under this job's id does.
+    pub fn reuse_for(&self, inputs: InputDigest) -> Reuse {
+        let status = self.status();
+        let same = self.inputs == Some(inputs);
+        match status {
+            JobStatus::Failed | JobStatus::Cancelled => Reuse::Rerun,
+            _ if same => Reuse::Attach,
+            JobStatus::Completed => Reuse::Rerun,
+            JobStatus::Queued | JobStatus::Running => Reuse::Conflict,
+        }
     }
 
     /// Marks a partition's synthesis as started; false when the task is stale.

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::*;
-use filprove_engine::{Engine, EngineError, JobOutcome, JobStatus, Priority};
+use filprove_engine::{Engine, EngineError, JobOutcome, JobStatus, Priority, RequestKey};
 
 fn engine(workers: usize) -> Engine {
     engine_with(config(workers, true))
@@ -22,7 +22,7 @@ fn proves_a_multi_partition_job_and_verifies_it() {
     let probe = Arc::new(Probe::default());
     let job = Arc::new(ChainJob::new("a", 3, &probe));
     let s = e
-        .submit(Some("job-a"), Priority::Normal, job.clone())
+        .submit(key("job-a"), Priority::Normal, job.clone())
         .unwrap();
     assert_eq!(s.job_id, "job-a");
     assert!(!s.existing);
@@ -67,14 +67,15 @@ fn a_retried_request_id_returns_the_existing_job() {
     let e = engine(1);
     let probe = Arc::new(Probe::default());
     let job = || Arc::new(ChainJob::new("a", 2, &probe).delay(Duration::from_millis(100)));
-    let first = e.submit(Some("same"), Priority::Normal, job()).unwrap();
-    let second = e.submit(Some("same"), Priority::Normal, job()).unwrap();
+    let first = e.submit(key("same"), Priority::Normal, job()).unwrap();
+    let second = e.submit(key("same"), Priority::Normal, job()).unwrap();
     assert!(!first.existing && second.existing);
     assert_eq!(second.job_id, "same");
+    assert_eq!(e.retained(&key("same").unwrap()).unwrap(), Some(second));
     e.wait("same", WAIT).unwrap().unwrap();
     // Even after completion.
     assert!(
-        e.submit(Some("same"), Priority::High, job())
+        e.submit(key("same"), Priority::High, job())
             .unwrap()
             .existing
     );
@@ -87,8 +88,123 @@ fn a_retried_request_id_returns_the_existing_job() {
     assert_eq!(e.status().completed, 1);
     // Without an id, every submission is a new job.
     let a = e.submit(None, Priority::Normal, job()).unwrap();
-    let b = e.submit(Some(""), Priority::Normal, job()).unwrap();
+    let b = e.submit(key(""), Priority::Normal, job()).unwrap();
     assert_ne!(a.job_id, b.job_id);
+}
+
+#[test]
+fn a_request_id_with_other_inputs_never_gets_the_other_job() {
+    let e = engine(1);
+    let probe = Arc::new(Probe::default());
+    let slow = || Arc::new(ChainJob::new("a", 1, &probe).delay(Duration::from_millis(300)));
+    let other = Some(RequestKey::new("id", inputs("other inputs")));
+    e.submit(key("id"), Priority::Normal, slow()).unwrap();
+    // While the job is unfinished: refused, the job is untouched.
+    let err = e
+        .submit(other.clone(), Priority::Normal, slow())
+        .unwrap_err();
+    assert_eq!(err, EngineError::RequestConflict("id".into()));
+    assert_eq!(err.code(), "request_id_conflict");
+    assert_eq!(e.retained(other.as_ref().unwrap()).unwrap_err(), err);
+    let first = e.wait("id", WAIT).unwrap().unwrap();
+    assert!(matches!(&first.outcome, JobOutcome::Completed(p) if p.len() == 192));
+    // Once it has finished: a new job under the same id, proved from the new inputs (two
+    // partitions where the first job had one).
+    assert_eq!(e.retained(other.as_ref().unwrap()).unwrap(), None);
+    let rerun = e
+        .submit(
+            other,
+            Priority::Normal,
+            Arc::new(ChainJob::new("b", 2, &probe)),
+        )
+        .unwrap();
+    assert!(!rerun.existing);
+    let second = e.wait("id", WAIT).unwrap().unwrap();
+    assert!(
+        matches!(&second.outcome, JobOutcome::Completed(p) if p.len() == 2 * 192),
+        "the new inputs' proof: {:?}",
+        second.outcome
+    );
+    assert_eq!(e.status().completed, 2);
+}
+
+#[test]
+fn a_failed_or_cancelled_job_runs_again_when_its_id_comes_back() {
+    let e = engine(1);
+    let probe = Arc::new(Probe::default());
+    let mut broken = ChainJob::new("f", 1, &probe);
+    broken.fail_partition = Some(0);
+    e.submit(key("failing"), Priority::Normal, Arc::new(broken))
+        .unwrap();
+    let r = e.wait("failing", WAIT).unwrap().unwrap();
+    assert!(
+        matches!(r.outcome, JobOutcome::Failed(_)),
+        "{:?}",
+        r.outcome
+    );
+    let again = e
+        .submit(
+            key("failing"),
+            Priority::Normal,
+            Arc::new(ChainJob::new("f", 1, &probe)),
+        )
+        .unwrap();
+    assert!(!again.existing, "a new job, not the failed one");
+    assert!(matches!(
+        e.wait("failing", WAIT).unwrap().unwrap().outcome,
+        JobOutcome::Completed(_)
+    ));
+
+    let slow = || Arc::new(ChainJob::new("c", 2, &probe).delay(Duration::from_millis(300)));
+    e.submit(key("cancelled"), Priority::Normal, slow())
+        .unwrap();
+    e.cancel("cancelled").unwrap();
+    assert_eq!(
+        e.wait("cancelled", WAIT).unwrap().unwrap().outcome,
+        JobOutcome::Cancelled
+    );
+    assert!(
+        !e.submit(key("cancelled"), Priority::Normal, slow())
+            .unwrap()
+            .existing
+    );
+    // A retry while the new job runs attaches to it.
+    assert!(
+        e.submit(key("cancelled"), Priority::Normal, slow())
+            .unwrap()
+            .existing
+    );
+    assert!(matches!(
+        e.wait("cancelled", WAIT).unwrap().unwrap().outcome,
+        JobOutcome::Completed(_)
+    ));
+    let st = e.status();
+    assert_eq!((st.completed, st.failed, st.cancelled), (2, 1, 1));
+}
+
+#[test]
+fn a_re_run_job_is_not_forgotten_with_the_job_it_replaced() {
+    let mut c = config(1, true);
+    c.max_retained_jobs = 1;
+    let e = engine_with(c);
+    let probe = Arc::new(Probe::default());
+    let slow = || Arc::new(ChainJob::new("r", 1, &probe).delay(Duration::from_millis(300)));
+    e.submit(key("r"), Priority::Normal, slow()).unwrap();
+    e.cancel("r").unwrap();
+    e.submit(key("r"), Priority::Normal, slow()).unwrap();
+    // Another job finishing pushes the oldest finished id out of the table; the id "r"
+    // now names a running job, which must stay.
+    e.submit(
+        key("other"),
+        Priority::Critical,
+        Arc::new(ChainJob::new("o", 1, &probe)),
+    )
+    .unwrap();
+    e.wait("other", WAIT).unwrap().unwrap();
+    assert!(matches!(
+        e.wait("r", WAIT).unwrap().unwrap().outcome,
+        JobOutcome::Completed(_)
+    ));
 }
 
 #[test]
@@ -97,7 +213,7 @@ fn a_proof_failing_verification_is_retried_once() {
     let probe = Arc::new(Probe::default());
     let job = ChainJob::new("flaky", 2, &probe);
     job.bad_verifications.store(1, Ordering::SeqCst);
-    e.submit(Some("flaky"), Priority::Normal, Arc::new(job))
+    e.submit(key("flaky"), Priority::Normal, Arc::new(job))
         .unwrap();
     let r = e.wait("flaky", WAIT).unwrap().unwrap();
     assert!(
@@ -113,7 +229,7 @@ fn a_proof_failing_verification_is_retried_once() {
 
     let job = ChainJob::new("bad", 1, &probe);
     job.bad_verifications.store(2, Ordering::SeqCst);
-    e.submit(Some("bad"), Priority::Normal, Arc::new(job))
+    e.submit(key("bad"), Priority::Normal, Arc::new(job))
         .unwrap();
     let r = e.wait("bad", WAIT).unwrap().unwrap();
     let JobOutcome::Failed(err) = &r.outcome else {
@@ -132,7 +248,7 @@ fn a_synthesis_failure_is_a_typed_failure() {
     let probe = Arc::new(Probe::default());
     let mut job = ChainJob::new("broken", 3, &probe);
     job.fail_partition = Some(1);
-    e.submit(Some("broken"), Priority::Normal, Arc::new(job))
+    e.submit(key("broken"), Priority::Normal, Arc::new(job))
         .unwrap();
     let r = e.wait("broken", WAIT).unwrap().unwrap();
     match &r.outcome {
@@ -151,7 +267,7 @@ fn await_times_out_and_unknown_jobs_are_not_found() {
     let e = engine(1);
     let probe = Arc::new(Probe::default());
     e.submit(
-        Some("slow"),
+        key("slow"),
         Priority::Normal,
         Arc::new(ChainJob::new("slow", 1, &probe).delay(Duration::from_millis(500))),
     )
@@ -180,7 +296,7 @@ fn cancel_stops_a_running_synthesis() {
     };
     // Four million variables: tens of seconds of synthesis if nothing stopped it.
     let job = ChainJob::new("big", 1, &probe).gated(gate, 1 << 22);
-    e.submit(Some("big"), Priority::Normal, Arc::new(job))
+    e.submit(key("big"), Priority::Normal, Arc::new(job))
         .unwrap();
     started_rx
         .recv_timeout(Duration::from_secs(120))
@@ -209,9 +325,9 @@ fn cancel_stops_queued_and_running_jobs() {
     let e = engine(1);
     let probe = Arc::new(Probe::default());
     let slow = |n: &str| Arc::new(ChainJob::new(n, 2, &probe).delay(Duration::from_millis(400)));
-    e.submit(Some("running"), Priority::Normal, slow("running"))
+    e.submit(key("running"), Priority::Normal, slow("running"))
         .unwrap();
-    e.submit(Some("queued"), Priority::Normal, slow("queued"))
+    e.submit(key("queued"), Priority::Normal, slow("queued"))
         .unwrap();
     wait_until("the first partition to start", || {
         e.job_status("running").unwrap() == JobStatus::Running
@@ -239,7 +355,7 @@ fn cancel_stops_queued_and_running_jobs() {
     assert_eq!(e.status().cancelled, 2);
     // The engine still works.
     e.submit(
-        Some("after"),
+        key("after"),
         Priority::Normal,
         Arc::new(ChainJob::new("after", 1, &probe)),
     )
@@ -255,7 +371,7 @@ fn drain_finishes_in_flight_work_then_refuses_new_work() {
     let e = engine(1);
     let probe = Arc::new(Probe::default());
     e.submit(
-        Some("quick"),
+        key("quick"),
         Priority::Normal,
         Arc::new(ChainJob::new("quick", 1, &probe)),
     )
@@ -268,7 +384,7 @@ fn drain_finishes_in_flight_work_then_refuses_new_work() {
     ));
     let err = e
         .submit(
-            Some("late"),
+            key("late"),
             Priority::Critical,
             Arc::new(ChainJob::new("late", 1, &probe)),
         )
@@ -282,7 +398,7 @@ fn drain_cancels_what_outlives_the_grace_period() {
     let e = engine(1);
     let probe = Arc::new(Probe::default());
     e.submit(
-        Some("long"),
+        key("long"),
         Priority::Normal,
         Arc::new(ChainJob::new("long", 3, &probe).delay(Duration::from_millis(300))),
     )
@@ -299,7 +415,7 @@ fn drain_cancels_what_outlives_the_grace_period() {
 /// Submits `job` as `name` and asserts that it completes (the engine verified every
 /// partition's proof).
 fn prove_ok(e: &Engine, name: &str, job: ChainJob) {
-    e.submit(Some(name), Priority::Normal, Arc::new(job))
+    e.submit(key(name), Priority::Normal, Arc::new(job))
         .unwrap();
     let r = e.wait(name, WAIT).unwrap().unwrap();
     assert!(
@@ -405,7 +521,7 @@ fn surplus_buffers_wait_until_no_region_runs() {
     .unwrap();
     let probe = Arc::new(Probe::default());
     e.submit(
-        Some("burst"),
+        key("burst"),
         Priority::Normal,
         Arc::new(ChainJob::new("burst", 2, &probe)),
     )

@@ -22,7 +22,7 @@ fn higher_priorities_overtake_queued_partitions() {
     let probe = Arc::new(Probe::default());
     let d = Duration::from_millis(150);
     e.submit(
-        Some("low"),
+        key("low"),
         Priority::Low,
         Arc::new(ChainJob::new("low", 3, &probe).delay(d)),
     )
@@ -31,13 +31,13 @@ fn higher_priorities_overtake_queued_partitions() {
         probe.index_of("low", "synth_start") != usize::MAX
     });
     e.submit(
-        Some("normal"),
+        key("normal"),
         Priority::Normal,
         Arc::new(ChainJob::new("normal", 2, &probe).delay(d)),
     )
     .unwrap();
     e.submit(
-        Some("crit"),
+        key("crit"),
         Priority::Critical,
         Arc::new(ChainJob::new("crit", 1, &probe).delay(d)),
     )
@@ -64,7 +64,7 @@ fn higher_priorities_overtake_queued_partitions() {
 fn post_overtakes_porep_synthesis(porep: ChainJob, winning: ChainJob, probe: &Probe) -> Engine {
     let e = Engine::start(config(1, true), cpu(), no_loads()).unwrap();
     e.submit(
-        Some("porep"),
+        key("porep"),
         Priority::Normal,
         Arc::new(porep.kind("porep")),
     )
@@ -73,7 +73,7 @@ fn post_overtakes_porep_synthesis(porep: ChainJob, winning: ChainJob, probe: &Pr
         probe.index_of("porep", "synth_start") != usize::MAX
     });
     let winning = winning.kind("winning-post");
-    e.submit(Some("winning"), Priority::Critical, Arc::new(winning))
+    e.submit(key("winning"), Priority::Critical, Arc::new(winning))
         .unwrap();
     let r = e.wait("winning", WAIT).unwrap().unwrap();
     assert!(matches!(r.outcome, JobOutcome::Completed(_)));
@@ -129,7 +129,7 @@ fn the_memory_budget_admits_partitions_only_while_they_fit() {
     let probe = Arc::new(Probe::default());
     // Two partitions of 2 MiB cannot be in flight together in 3 MiB.
     e.submit(
-        Some("big"),
+        key("big"),
         Priority::Normal,
         Arc::new(
             ChainJob::new("big", 4, &probe)
@@ -152,7 +152,7 @@ fn the_memory_budget_admits_partitions_only_while_they_fit() {
     // Small partitions do run side by side.
     let probe = Arc::new(Probe::default());
     e.submit(
-        Some("small"),
+        key("small"),
         Priority::Normal,
         Arc::new(
             ChainJob::new("small", 3, &probe)
@@ -167,7 +167,7 @@ fn the_memory_budget_admits_partitions_only_while_they_fit() {
     // A partition larger than the whole budget is refused up front.
     let err = e
         .submit(
-            Some("huge"),
+            key("huge"),
             Priority::Normal,
             Arc::new(ChainJob::new("huge", 1, &probe).memory(4 << 20)),
         )
@@ -186,7 +186,7 @@ fn urgent_work_may_use_headroom_beyond_the_budget() {
     let probe = Arc::new(Probe::default());
     // PoRep fills the budget...
     e.submit(
-        Some("porep"),
+        key("porep"),
         Priority::Normal,
         Arc::new(
             ChainJob::new("porep", 1, &probe)
@@ -200,7 +200,7 @@ fn urgent_work_may_use_headroom_beyond_the_budget() {
     });
     // ...and a WinningPoSt still starts at once, in the eighth kept for urgent work.
     e.submit(
-        Some("post"),
+        key("post"),
         Priority::Critical,
         Arc::new(ChainJob::new("post", 1, &probe).memory(1 << 20)),
     )
@@ -224,7 +224,7 @@ fn the_kernel_lock_serializes_prove_calls_of_one_device() {
     for i in 0..3 {
         let id = format!("j{i}");
         e.submit(
-            Some(&id),
+            key(&id),
             Priority::Normal,
             Arc::new(ChainJob::new(&id, 2, &probe)),
         )
@@ -259,7 +259,7 @@ fn two_devices_prove_partitions_of_different_jobs_at_once() {
     for i in 0..4 {
         let id = format!("j{i}");
         e.submit(
-            Some(&id),
+            key(&id),
             Priority::Normal,
             Arc::new(ChainJob::new(&id, 2, &probe)),
         )
@@ -307,8 +307,7 @@ fn a_retry_runs_on_another_device() {
             d0.calls.load(Ordering::SeqCst),
             d1.calls.load(Ordering::SeqCst),
         );
-        e.submit(Some(&id), Priority::Normal, Arc::new(job))
-            .unwrap();
+        e.submit(key(&id), Priority::Normal, Arc::new(job)).unwrap();
         assert!(matches!(
             e.wait(&id, WAIT).unwrap().unwrap().outcome,
             JobOutcome::Completed(_)

@@ -12,6 +12,7 @@ use filprove_filecoin::ProofRequest;
 use hyper_util::rt::TokioIo;
 use tonic::transport::{Channel, Endpoint, Uri};
 
+use crate::server::address::GrpcAddress;
 use crate::server::config::DEFAULT_UNIX_SOCKET;
 use crate::server::convert;
 use crate::server::pb;
@@ -26,34 +27,40 @@ pub type Client = ProvingEngineClient<Channel>;
 /// Where the daemon is.
 #[derive(clap::Args, Clone, Debug)]
 pub struct Connect {
-    /// Daemon address: a unix socket path, or http://HOST:PORT for TCP.
+    /// Daemon address: a unix socket (unix:///path/to.sock or a path) or TCP (host:port or
+    /// http://host:port).
     #[arg(long, default_value = DEFAULT_UNIX_SOCKET)]
     pub addr: String,
 }
 
-/// Connects to `addr` (a unix socket path, or an http:// URL).
-pub async fn connect(addr: &str) -> anyhow::Result<Client> {
-    let channel = if addr.starts_with("http://") || addr.starts_with("https://") {
-        Endpoint::from_shared(addr.to_string())?
+/// A gRPC channel to `addr`, in any of [`GrpcAddress`]'s forms (what Curio's
+/// `[Cuzk] Address` takes works here too).
+pub async fn channel(addr: &str) -> anyhow::Result<Channel> {
+    match GrpcAddress::parse(addr).map_err(anyhow::Error::msg)? {
+        GrpcAddress::Tcp(host_port) => Endpoint::from_shared(format!("http://{host_port}"))?
             .connect()
             .await
-            .with_context(|| format!("cannot connect to {addr}"))?
-    } else {
-        let path = PathBuf::from(addr.strip_prefix("unix://").unwrap_or(addr));
-        // The URI is required by the API but unused: the connector dials the socket.
-        Endpoint::try_from("http://[::]:0")?
-            .connect_with_connector(tower::service_fn(move |_: Uri| {
-                let path = path.clone();
-                async move {
-                    Ok::<_, std::io::Error>(TokioIo::new(
-                        tokio::net::UnixStream::connect(path).await?,
-                    ))
-                }
-            }))
-            .await
-            .with_context(|| format!("cannot connect to the unix socket {addr}"))?
-    };
-    Ok(ProvingEngineClient::new(channel)
+            .with_context(|| format!("cannot connect to {addr}")),
+        GrpcAddress::Unix(path) => {
+            // The URI is required by the API but unused: the connector dials the socket.
+            Endpoint::try_from("http://localhost")?
+                .connect_with_connector(tower::service_fn(move |_: Uri| {
+                    let path = path.clone();
+                    async move {
+                        Ok::<_, std::io::Error>(TokioIo::new(
+                            tokio::net::UnixStream::connect(path).await?,
+                        ))
+                    }
+                }))
+                .await
+                .with_context(|| format!("cannot connect to the unix socket {addr}"))
+        }
+    }
+}
+
+/// Connects to `addr` (see [`channel`]).
+pub async fn connect(addr: &str) -> anyhow::Result<Client> {
+    Ok(ProvingEngineClient::new(channel(addr).await?)
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
         .max_encoding_message_size(MAX_MESSAGE_BYTES))
 }
@@ -455,6 +462,34 @@ mod tests {
         ])
         .unwrap();
         assert!(matches!(cli.command, Top::Daemon(ref d) if d.backend.as_deref() == Some("cpu")));
+        // --listen (or --addr) replaces the configured listeners, any address form.
+        let cli = Cli::try_parse_from([
+            "filprove",
+            "daemon",
+            "--listen",
+            "unix:///tmp/filprove-test.sock",
+            "--addr",
+            "127.0.0.1:9820",
+        ])
+        .unwrap();
+        let Top::Daemon(d) = cli.command else {
+            panic!("not the daemon")
+        };
+        let c = d.effective_config().unwrap();
+        assert_eq!(
+            c.unix_socket().unwrap(),
+            Some(PathBuf::from("/tmp/filprove-test.sock"))
+        );
+        assert_eq!(
+            c.tcp_addr().unwrap(),
+            Some("127.0.0.1:9820".parse().unwrap())
+        );
+        let cli =
+            Cli::try_parse_from(["filprove", "daemon", "--listen", "http://127.0.0.1:1"]).unwrap();
+        let Top::Daemon(d) = cli.command else {
+            panic!("not the daemon")
+        };
+        assert_eq!(d.effective_config().unwrap().unix_socket().unwrap(), None);
         let cli =
             Cli::try_parse_from(["filprove", "await", "job-1", "--timeout-ms", "10"]).unwrap();
         match cli.command {

@@ -4,7 +4,10 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+use filprove_filecoin::ProofKind;
 use serde::Deserialize;
+
+use super::address::GrpcAddress;
 
 /// Default unix socket path.
 pub const DEFAULT_UNIX_SOCKET: &str = "/run/filprove/filprove.sock";
@@ -27,11 +30,12 @@ pub struct Config {
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct ServerConfig {
-    /// Unix socket path for gRPC; empty disables it.
+    /// Unix socket for gRPC: a path or `unix:///path`; empty disables it.
     pub unix_socket: String,
     /// Permission bits of the socket: "0600" (owner only) or "0660" (owner and group).
     pub socket_mode: String,
-    /// TCP address for gRPC (e.g. "127.0.0.1:9820"); empty (the default) disables TCP.
+    /// TCP address for gRPC: `host:port` or `http://host:port` (cuzk's is
+    /// "127.0.0.1:9820"); empty (the default) disables TCP.
     pub tcp_listen: String,
     /// HTTP address for /metrics, /status and /healthz; empty disables it.
     pub http_listen: String,
@@ -39,6 +43,10 @@ pub struct ServerConfig {
     pub max_message_bytes: usize,
     /// Seconds in-flight jobs get to finish on SIGTERM/SIGINT before they are cancelled.
     pub shutdown_grace_secs: u64,
+    /// Proof kinds ("porep", "snap", "window-post", "winning-post") whose job, created by a
+    /// `Prove` call, is cancelled when every caller waiting on it went away unanswered
+    /// (cancelled RPC, deadline passed); the other kinds' jobs run on for a retry.
+    pub cancel_abandoned: Vec<String>,
 }
 
 impl Default for ServerConfig {
@@ -50,6 +58,7 @@ impl Default for ServerConfig {
             http_listen: "127.0.0.1:9821".into(),
             max_message_bytes: 256 << 20,
             shutdown_grace_secs: 60,
+            cancel_abandoned: vec!["window-post".into(), "winning-post".into()],
         }
     }
 }
@@ -197,6 +206,8 @@ impl Config {
     /// Checks values that parse but make no sense.
     pub fn validate(&self) -> Result<(), String> {
         self.socket_mode()?;
+        self.cancel_abandoned()?;
+        self.unix_socket()?;
         self.tcp_addr()?;
         self.http_addr()?;
         if !["cpu", "cuda", "auto"].contains(&self.engine.backend.as_str()) {
@@ -239,29 +250,79 @@ impl Config {
         }
     }
 
+    /// The kinds of `server.cancel_abandoned`.
+    pub fn cancel_abandoned(&self) -> Result<Vec<ProofKind>, String> {
+        self.server
+            .cancel_abandoned
+            .iter()
+            .map(|k| {
+                k.parse()
+                    .map_err(|e| format!("server.cancel_abandoned: {e}"))
+            })
+            .collect()
+    }
+
     /// The TCP listener, if configured.
     pub fn tcp_addr(&self) -> Result<Option<SocketAddr>, String> {
-        opt_addr("server.tcp_listen", &self.server.tcp_listen)
+        let v = &self.server.tcp_listen;
+        if v.is_empty() {
+            return Ok(None);
+        }
+        match GrpcAddress::parse(v).map_err(|e| format!("server.tcp_listen: {e}"))? {
+            GrpcAddress::Tcp(host_port) => GrpcAddress::resolve(&host_port)
+                .map(Some)
+                .map_err(|e| format!("server.tcp_listen: {e}")),
+            GrpcAddress::Unix(_) => Err(format!(
+                "server.tcp_listen: {v:?} is a unix socket; set server.unix_socket instead"
+            )),
+        }
     }
 
     /// The HTTP listener, if configured.
     pub fn http_addr(&self) -> Result<Option<SocketAddr>, String> {
-        opt_addr("server.http_listen", &self.server.http_listen)
+        let v = &self.server.http_listen;
+        if v.is_empty() {
+            return Ok(None);
+        }
+        GrpcAddress::resolve(v.trim_start_matches("http://").trim_end_matches('/'))
+            .map(Some)
+            .map_err(|e| format!("server.http_listen: {e}"))
     }
 
     /// The unix socket, if configured.
-    pub fn unix_socket(&self) -> Option<PathBuf> {
-        (!self.server.unix_socket.is_empty()).then(|| PathBuf::from(&self.server.unix_socket))
+    pub fn unix_socket(&self) -> Result<Option<PathBuf>, String> {
+        let v = &self.server.unix_socket;
+        if v.is_empty() {
+            return Ok(None);
+        }
+        match GrpcAddress::parse(v).map_err(|e| format!("server.unix_socket: {e}"))? {
+            GrpcAddress::Unix(path) => Ok(Some(path)),
+            GrpcAddress::Tcp(_) => Err(format!(
+                "server.unix_socket: {v:?} is a TCP address; set server.tcp_listen instead"
+            )),
+        }
     }
-}
 
-fn opt_addr(key: &str, v: &str) -> Result<Option<SocketAddr>, String> {
-    if v.is_empty() {
-        return Ok(None);
+    /// Sets the gRPC listeners to exactly `addresses` (`--listen`): at most one unix
+    /// socket and one TCP address, in any of [`GrpcAddress`]'s forms; the kind not named
+    /// is turned off.
+    pub fn set_listeners(&mut self, addresses: &[String]) -> Result<(), String> {
+        let (mut unix, mut tcp) = (None, None);
+        for a in addresses {
+            let slot = match GrpcAddress::parse(a)? {
+                GrpcAddress::Unix(_) => &mut unix,
+                GrpcAddress::Tcp(_) => &mut tcp,
+            };
+            if slot.replace(a.clone()).is_some() {
+                return Err(format!(
+                    "--listen: at most one unix socket and one TCP address ({a:?} is a second)"
+                ));
+            }
+        }
+        self.server.unix_socket = unix.unwrap_or_default();
+        self.server.tcp_listen = tcp.unwrap_or_default();
+        Ok(())
     }
-    v.parse()
-        .map(Some)
-        .map_err(|e| format!("{key}: {v:?} is not an address ({e})"))
 }
 
 #[cfg(test)]
@@ -274,6 +335,44 @@ mod tests {
         assert_eq!(c, Config::default());
         assert_eq!(c.socket_mode().unwrap(), 0o600);
         assert_eq!(c.tcp_addr().unwrap(), None);
+    }
+
+    #[test]
+    fn listeners_take_curio_s_address_forms() {
+        let c = Config::from_toml(
+            "[server]\nunix_socket = \"unix:///run/curio/cuzk.sock\"\ntcp_listen = \"http://127.0.0.1:9820\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            c.unix_socket().unwrap(),
+            Some(PathBuf::from("/run/curio/cuzk.sock"))
+        );
+        assert_eq!(
+            c.tcp_addr().unwrap(),
+            Some("127.0.0.1:9820".parse().unwrap())
+        );
+        let c = Config::from_toml("[server]\ntcp_listen = \"localhost:9820\"\n").unwrap();
+        assert!(c.tcp_addr().unwrap().unwrap().ip().is_loopback());
+        let e = Config::from_toml("[server]\ntcp_listen = \"unix:///x.sock\"\n").unwrap_err();
+        assert!(e.contains("server.unix_socket"), "{e}");
+        let e = Config::from_toml("[server]\nunix_socket = \"127.0.0.1:9820\"\n").unwrap_err();
+        assert!(e.contains("server.tcp_listen"), "{e}");
+        assert!(Config::from_toml("[server]\ntcp_listen = \"nowhere\"\n").is_err());
+
+        let mut c = Config::default();
+        c.set_listeners(&["127.0.0.1:9820".into()]).unwrap();
+        assert_eq!(
+            (c.unix_socket().unwrap(), c.server.tcp_listen.as_str()),
+            (None, "127.0.0.1:9820")
+        );
+        c.set_listeners(&["unix:///a.sock".into(), "http://[::1]:1".into()])
+            .unwrap();
+        assert_eq!(c.unix_socket().unwrap(), Some(PathBuf::from("/a.sock")));
+        assert!(c.tcp_addr().unwrap().unwrap().is_ipv6());
+        assert!(c
+            .set_listeners(&["/a.sock".into(), "/b.sock".into()])
+            .is_err());
+        assert!(c.set_listeners(&["https://x:1".into()]).is_err());
     }
 
     #[test]
@@ -301,6 +400,18 @@ mod tests {
         let c = Config::from_toml("[engine]\nnvml_sample_ms = 0\n").unwrap();
         assert_eq!(c.engine.nvml_sample_ms, 0);
         assert!(Config::from_toml("[engine]\nnvml_sample_ms = -1\n").is_err());
+        assert_eq!(
+            Config::default().cancel_abandoned().unwrap(),
+            [ProofKind::WindowPoSt, ProofKind::WinningPoSt]
+        );
+        let c = Config::from_toml("[server]\ncancel_abandoned = [\"porep\", \"snap\"]\n").unwrap();
+        assert_eq!(
+            c.cancel_abandoned().unwrap(),
+            [ProofKind::PoRep, ProofKind::SnapDeals]
+        );
+        let e = Config::from_toml("[server]\ncancel_abandoned = [\"winning\", \"nope\"]\n")
+            .unwrap_err();
+        assert!(e.contains("server.cancel_abandoned"), "{e}");
         assert_eq!(Config::default().engine.reused_partition_buffers, None);
         let c = Config::from_toml("[engine]\nreused_partition_buffers = 0\n").unwrap();
         assert_eq!(

@@ -5,18 +5,18 @@
 //!   non-interactive (each run: 2 KiB, 8 MiB, 512 MiB, 32 GiB, 64 GiB);
 //!   RegisteredPoStProof 0..=4 Winning V1, 5..=9 Window V1, 10..=14 Window V1_1
 //!   (filecoin-proofs-api's `V1_2`); RegisteredUpdateProof 0..=4.
-//! - PoRep `vanilla_proof`: the C1 output JSON, raw or in the
+//! - PoRep `vanilla_proof` (10): the C1 output JSON, raw or in the
 //!   `{"SectorNum","Phase1Out","SectorSize"}` wrapper.
-//! - PoSt and SnapDeals `vanilla_proof`: a JSON array of base64 strings (Go's
-//!   `json.Marshal([][]byte)`), each one bincode vanilla proof.
+//! - PoSt and SnapDeals `vanilla_proofs` (11): one bincode vanilla proof per entry, as
+//!   Curio sends them. When 11 is empty, `vanilla_proof` (10) may carry them instead as a
+//!   JSON array of base64 strings (Go's `json.Marshal([][]byte)`).
 //! - PoSt `randomness`: 32 bytes; the top two bits are cleared (as the Go side does before
 //!   calling the FFI) so it is a field element.
-//! - SnapDeals commitments: raw 32 bytes in sector_key_cid (comm_r_old), new_sealed_cid
-//!   (comm_r_new), new_unsealed_cid (comm_d_new).
+//! - SnapDeals commitments: raw 32 bytes in comm_r_old, comm_r_new, comm_d_new.
 
 use base64::Engine as _;
 use filecoin_proofs_api::{RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof};
-use filprove_engine::{EngineError, Priority};
+use filprove_engine::{EngineError, InputDigest, Priority};
 use filprove_filecoin::{ProofRequest, RequestBody};
 
 use super::pb;
@@ -116,20 +116,17 @@ pub fn update_proof_number(p: RegisteredUpdateProof) -> u64 {
     UPDATE_PROOFS.iter().position(|&x| x == p).unwrap_or(0) as u64
 }
 
-/// Decodes the vanilla proof framing of PoSt and SnapDeals: a JSON array of base64 strings.
+/// Decodes the older vanilla proof framing of PoSt and SnapDeals in `vanilla_proof` (10):
+/// a JSON array of base64 strings.
 pub fn decode_vanilla_proofs(bytes: &[u8]) -> Result<Vec<Vec<u8>>, EngineError> {
     let items: Option<Vec<String>> = serde_json::from_slice(bytes).map_err(|e| {
         bad(format!(
-            "vanilla_proof must be a JSON array of base64 strings (Go json.Marshal([][]byte)): {e}"
+            "vanilla_proof must be a JSON array of base64 strings (Go json.Marshal([][]byte)) \
+             when vanilla_proofs is empty: {e}"
         ))
     })?;
     let items = items.unwrap_or_default();
-    if items.len() > MAX_VANILLA_ENTRIES {
-        return Err(bad(format!(
-            "{} vanilla proofs, at most {MAX_VANILLA_ENTRIES}",
-            items.len()
-        )));
-    }
+    check_vanilla_count(items.len())?;
     items
         .iter()
         .enumerate()
@@ -150,9 +147,68 @@ pub fn encode_vanilla_proofs(proofs: &[Vec<u8>]) -> Vec<u8> {
     serde_json::to_vec(&items).expect("strings serialize")
 }
 
+fn check_vanilla_count(n: usize) -> Result<(), EngineError> {
+    if n > MAX_VANILLA_ENTRIES {
+        return Err(bad(format!(
+            "{n} vanilla proofs, at most {MAX_VANILLA_ENTRIES}"
+        )));
+    }
+    Ok(())
+}
+
+/// The vanilla proofs of a PoSt or SnapDeals request: `vanilla_proofs` (11), or the JSON
+/// framing in `vanilla_proof` (10) when 11 is empty. Both set is refused as ambiguous.
+fn vanilla_entries(r: &pb::SubmitProofRequest) -> Result<Vec<Vec<u8>>, EngineError> {
+    if r.vanilla_proofs.is_empty() {
+        return decode_vanilla_proofs(&r.vanilla_proof);
+    }
+    if !r.vanilla_proof.is_empty() {
+        return Err(bad(
+            "both vanilla_proof (10) and vanilla_proofs (11) are set; PoSt and SnapDeals \
+             take their vanilla proofs in vanilla_proofs",
+        ));
+    }
+    check_vanilla_count(r.vanilla_proofs.len())?;
+    Ok(r.vanilla_proofs.clone())
+}
+
 fn commitment(field: &str, b: &[u8]) -> Result<[u8; 32], EngineError> {
     b.try_into()
         .map_err(|_| bad(format!("{field} must be 32 raw bytes, got {}", b.len())))
+}
+
+/// The digest of a request's inputs: BLAKE2b-256 over every field but `request_id` and
+/// `priority`, each as its field number, byte length and bytes (integers little-endian,
+/// each vanilla proof entry length-prefixed), so two requests share a digest only when
+/// every input is the same. It is computed before anything is parsed.
+pub fn input_digest(r: &pb::SubmitProofRequest) -> InputDigest {
+    let mut h = blake2b_simd::Params::new()
+        .hash_length(32)
+        .personal(b"filprove-inputs1")
+        .to_state();
+    let mut field = |number: u8, bytes: &[u8]| {
+        h.update(&[number]);
+        h.update(&(bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    };
+    field(2, &r.proof_kind.to_le_bytes());
+    field(3, &r.sector_size.to_le_bytes());
+    field(4, &r.registered_proof.to_le_bytes());
+    field(10, &r.vanilla_proof);
+    field(11, &(r.vanilla_proofs.len() as u64).to_le_bytes());
+    for entry in &r.vanilla_proofs {
+        field(11, entry);
+    }
+    field(20, &r.sector_number.to_le_bytes());
+    field(21, &r.miner_id.to_le_bytes());
+    field(22, &r.randomness);
+    field(23, &r.partition_index.to_le_bytes());
+    field(30, &r.comm_r_old);
+    field(31, &r.comm_r_new);
+    field(32, &r.comm_d_new);
+    let mut out = [0u8; 32];
+    out.copy_from_slice(h.finalize().as_bytes());
+    InputDigest(out)
 }
 
 /// The lowest priority a kind runs at: WinningPoSt is always CRITICAL, WindowPoSt at least
@@ -201,6 +257,12 @@ pub fn to_request(r: &pb::SubmitProofRequest) -> Result<(ProofRequest, Priority)
         pb::ProofKind::PorepSealCommit => {
             let registered = pick(&SEAL_PROOFS, r.registered_proof, "RegisteredSealProof")?;
             check_size(u64::from(registered.sector_size()))?;
+            if !r.vanilla_proofs.is_empty() {
+                return Err(bad(
+                    "a PoRep takes its C1 output in vanilla_proof (10); vanilla_proofs (11) \
+                     must be empty",
+                ));
+            }
             let req = ProofRequest::parse_c1(&r.vanilla_proof, Some(r.sector_number), r.miner_id)
                 .map_err(fil)?;
             if let RequestBody::PoRep { c1, .. } = req.body() {
@@ -216,7 +278,7 @@ pub fn to_request(r: &pb::SubmitProofRequest) -> Result<(ProofRequest, Priority)
         pb::ProofKind::WinningPost | pb::ProofKind::WindowPostPartition => {
             let registered = pick(&POST_PROOFS, r.registered_proof, "RegisteredPoStProof")?;
             check_size(u64::from(registered.sector_size()))?;
-            let vanilla_proofs = decode_vanilla_proofs(&r.vanilla_proof)?;
+            let vanilla_proofs = vanilla_entries(r)?;
             let body = if kind == pb::ProofKind::WinningPost {
                 RequestBody::WinningPoSt {
                     registered,
@@ -240,10 +302,10 @@ pub fn to_request(r: &pb::SubmitProofRequest) -> Result<(ProofRequest, Priority)
             check_size(u64::from(registered.sector_size()))?;
             let body = RequestBody::SnapDeals {
                 registered,
-                comm_r_old: commitment("sector_key_cid", &r.sector_key_cid)?,
-                comm_r_new: commitment("new_sealed_cid", &r.new_sealed_cid)?,
-                comm_d_new: commitment("new_unsealed_cid", &r.new_unsealed_cid)?,
-                vanilla_proofs: decode_vanilla_proofs(&r.vanilla_proof)?,
+                comm_r_old: commitment("comm_r_old", &r.comm_r_old)?,
+                comm_r_new: commitment("comm_r_new", &r.comm_r_new)?,
+                comm_d_new: commitment("comm_d_new", &r.comm_d_new)?,
+                vanilla_proofs: vanilla_entries(r)?,
             };
             ProofRequest::new(body).map_err(fil)?
         }
@@ -286,7 +348,7 @@ pub fn to_wire(
             w.registered_proof = post_proof_number(*registered);
             w.miner_id = *miner_id;
             w.randomness = randomness.to_vec();
-            w.vanilla_proof = encode_vanilla_proofs(vanilla_proofs);
+            w.vanilla_proofs = vanilla_proofs.clone();
         }
         RequestBody::WindowPoSt {
             registered,
@@ -300,7 +362,7 @@ pub fn to_wire(
             w.miner_id = *miner_id;
             w.randomness = randomness.to_vec();
             w.partition_index = *partition_index;
-            w.vanilla_proof = encode_vanilla_proofs(vanilla_proofs);
+            w.vanilla_proofs = vanilla_proofs.clone();
         }
         RequestBody::SnapDeals {
             registered,
@@ -311,10 +373,10 @@ pub fn to_wire(
         } => {
             w.proof_kind = pb::ProofKind::SnapDealsUpdate as i32;
             w.registered_proof = update_proof_number(*registered);
-            w.sector_key_cid = comm_r_old.to_vec();
-            w.new_sealed_cid = comm_r_new.to_vec();
-            w.new_unsealed_cid = comm_d_new.to_vec();
-            w.vanilla_proof = encode_vanilla_proofs(vanilla_proofs);
+            w.comm_r_old = comm_r_old.to_vec();
+            w.comm_r_new = comm_r_new.to_vec();
+            w.comm_d_new = comm_d_new.to_vec();
+            w.vanilla_proofs = vanilla_proofs.clone();
         }
     }
     w
@@ -366,6 +428,45 @@ mod tests {
     }
 
     #[test]
+    fn the_input_digest_covers_every_input_but_id_and_priority() {
+        let base = pb::SubmitProofRequest {
+            request_id: "a".into(),
+            proof_kind: 3,
+            registered_proof: 10,
+            vanilla_proofs: vec![vec![1, 2], vec![3]],
+            randomness: vec![7; 32],
+            ..Default::default()
+        };
+        let d = input_digest(&base);
+        let same = pb::SubmitProofRequest {
+            request_id: "b".into(),
+            priority: pb::Priority::Critical as i32,
+            ..base.clone()
+        };
+        assert_eq!(input_digest(&same), d);
+        let changes: [fn(&mut pb::SubmitProofRequest); 12] = [
+            |r| r.proof_kind = 4,
+            |r| r.sector_size = 2048,
+            |r| r.registered_proof = 11,
+            |r| r.vanilla_proof = b"[]".to_vec(),
+            // Entry boundaries count: [1, 2], [3] is not [1], [2, 3].
+            |r| r.vanilla_proofs = vec![vec![1], vec![2, 3]],
+            |r| r.sector_number = 1,
+            |r| r.miner_id = 1000,
+            |r| r.randomness[0] = 8,
+            |r| r.partition_index = 1,
+            |r| r.comm_r_old = vec![0; 32],
+            |r| r.comm_r_new = vec![0; 32],
+            |r| r.comm_d_new = vec![0; 32],
+        ];
+        for (i, change) in changes.iter().enumerate() {
+            let mut r = base.clone();
+            change(&mut r);
+            assert_ne!(input_digest(&r), d, "change {i}");
+        }
+    }
+
+    #[test]
     fn priorities_have_floors() {
         use pb::{Priority as P, ProofKind as K};
         assert_eq!(
@@ -392,7 +493,7 @@ mod tests {
             proof_kind: pb::ProofKind::WinningPost as i32,
             ..Default::default()
         };
-        r.vanilla_proof = b"[]".to_vec();
+        r.vanilla_proofs = vec![vec![1]];
         r.randomness = vec![0; 31];
         assert!(to_request(&r)
             .unwrap_err()
@@ -412,5 +513,20 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("sector_size"));
+        let r = pb::SubmitProofRequest {
+            proof_kind: pb::ProofKind::PorepSealCommit as i32,
+            registered_proof: 5,
+            vanilla_proofs: vec![vec![1]],
+            ..Default::default()
+        };
+        assert!(to_request(&r).unwrap_err().to_string().contains("(11)"));
+        let r = pb::SubmitProofRequest {
+            proof_kind: pb::ProofKind::WindowPostPartition as i32,
+            registered_proof: 10,
+            vanilla_proofs: vec![Vec::new(); MAX_VANILLA_ENTRIES + 1],
+            randomness: vec![0; 32],
+            ..Default::default()
+        };
+        assert!(to_request(&r).unwrap_err().to_string().contains("at most"));
     }
 }

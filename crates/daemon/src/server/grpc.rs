@@ -4,9 +4,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use filprove_engine::filecoin::{normalize_circuit_id, FilecoinJob};
-use filprove_engine::{Engine, EngineError, JobOutcome, JobReport, SrsTier};
+use filprove_engine::{Engine, EngineError, JobOutcome, JobReport, RequestKey, SrsTier, Submitted};
 use tonic::{Request, Response, Status};
 
+use filprove_filecoin::ProofKind;
+
+use super::callers::{Callers, Waiting};
 use super::convert;
 use super::pb;
 use super::pb::proving_engine_server::ProvingEngine;
@@ -21,6 +24,7 @@ pub fn to_status(e: &EngineError) -> Status {
         EngineError::Input { .. } => Status::invalid_argument(msg),
         EngineError::MemoryExceedsBudget { .. } => Status::resource_exhausted(msg),
         EngineError::UnknownJob(_) | EngineError::UnknownCircuit(_) => Status::not_found(msg),
+        EngineError::RequestConflict(_) => Status::already_exists(msg),
         EngineError::Draining => Status::unavailable(msg),
         EngineError::Cancelled => Status::cancelled(msg),
         EngineError::Srs { .. } => Status::failed_precondition(msg),
@@ -28,46 +32,77 @@ pub fn to_status(e: &EngineError) -> Status {
     }
 }
 
-/// The service: a handle on the engine.
+/// The service: a handle on the engine and the callers waiting on its jobs.
 #[derive(Clone)]
 pub struct ProvingService {
     engine: Arc<Engine>,
+    callers: Arc<Callers>,
+}
+
+/// The Filecoin kind of a wire kind.
+fn kind_of(kind: i32) -> Option<ProofKind> {
+    match pb::ProofKind::try_from(kind).ok()? {
+        pb::ProofKind::PorepSealCommit => Some(ProofKind::PoRep),
+        pb::ProofKind::SnapDealsUpdate => Some(ProofKind::SnapDeals),
+        pb::ProofKind::WindowPostPartition => Some(ProofKind::WindowPoSt),
+        pb::ProofKind::WinningPost => Some(ProofKind::WinningPoSt),
+        pb::ProofKind::Unspecified => None,
+    }
 }
 
 impl ProvingService {
-    /// A service over `engine`.
-    pub fn new(engine: Arc<Engine>) -> Self {
-        Self { engine }
+    /// A service over `engine`; a job of a `cancel_abandoned` kind that a `Prove` created
+    /// is cancelled when every caller waiting on it has gone away.
+    pub fn new(engine: Arc<Engine>, cancel_abandoned: Vec<ProofKind>) -> Self {
+        let callers = Callers::new(engine.clone(), cancel_abandoned);
+        Self { engine, callers }
     }
 
-    async fn submit(&self, r: pb::SubmitProofRequest) -> Result<pb::SubmitProofResponse, Status> {
+    /// Submits `r`. For a `Prove` (`waiter`), the caller is counted as waiting on the job
+    /// from before the submission (so that a caller of the same id leaving meanwhile does
+    /// not take the job with it) and marked as its creator when the job is new; the
+    /// returned guard is that count. The counting happens on the blocking task, so a
+    /// caller that went away while its inputs were parsed still leaves (and may cancel the
+    /// job, server.cancel_abandoned) once the job exists.
+    async fn submit(
+        &self,
+        r: pb::SubmitProofRequest,
+        waiter: bool,
+    ) -> Result<(Submitted, Option<Waiting>), Status> {
         let engine = self.engine.clone();
-        // Parsing and validating inputs (C1 JSON, vanilla proofs) is CPU work.
+        let callers = waiter.then(|| self.callers.clone());
+        // Hashing and parsing the inputs (C1 JSON, vanilla proofs) is CPU work.
         let submitted = tokio::task::spawn_blocking(move || {
-            let id = (!r.request_id.is_empty()).then_some(r.request_id.as_str());
-            if let Some(id) = id {
-                if engine.contains(id) {
-                    // Idempotent retry: no parsing, no second proof.
-                    return engine.submit_existing(id);
+            let key = (!r.request_id.is_empty())
+                .then(|| RequestKey::new(r.request_id.clone(), convert::input_digest(&r)));
+            let mut waiting = callers
+                .as_ref()
+                .zip(key.as_ref())
+                .map(|(c, k)| c.enter(&k.id));
+            let submitted = match key.as_ref().map(|k| engine.retained(k)).transpose()? {
+                // A retry of a job with the same inputs: no parsing, no second proof.
+                Some(Some(existing)) => existing,
+                _ if engine.is_draining() => return Err(EngineError::Draining),
+                _ => {
+                    let (request, priority) = convert::to_request(&r)?;
+                    engine.submit(key, priority, Arc::new(FilecoinJob::new(request)))?
+                }
+            };
+            if let Some(c) = &callers {
+                let w = waiting.get_or_insert_with(|| c.enter(&submitted.job_id));
+                if !submitted.existing {
+                    w.created_job(kind_of(r.proof_kind));
                 }
             }
-            if engine.is_draining() {
-                return Err(EngineError::Draining);
-            }
-            let (request, priority) = convert::to_request(&r)?;
-            engine.submit(id, priority, Arc::new(FilecoinJob::new(request)))
+            Ok((submitted, waiting))
         })
         .await
         .map_err(|e| Status::internal(format!("internal: {e}")))?
-        .map_err(|e| {
+        .map_err(|e: EngineError| {
             tracing::warn!(code = e.code(), error = %e, "submission refused");
             to_status(&e)
         })?;
-        Ok(pb::SubmitProofResponse {
-            job_id: submitted.job_id,
-            queue_position: submitted.queue_position,
-            assigned_gpu: submitted.assigned_device,
-        })
+        Ok(submitted)
     }
 
     async fn await_job(
@@ -132,7 +167,12 @@ impl ProvingEngine for ProvingService {
         &self,
         request: Request<pb::SubmitProofRequest>,
     ) -> Result<Response<pb::SubmitProofResponse>, Status> {
-        self.submit(request.into_inner()).await.map(Response::new)
+        let (s, _) = self.submit(request.into_inner(), false).await?;
+        Ok(Response::new(pb::SubmitProofResponse {
+            job_id: s.job_id,
+            queue_position: s.queue_position,
+            assigned_gpu: s.assigned_device,
+        }))
     }
 
     async fn await_proof(
@@ -140,9 +180,10 @@ impl ProvingEngine for ProvingService {
         request: Request<pb::AwaitProofRequest>,
     ) -> Result<Response<pb::AwaitProofResponse>, Status> {
         let r = request.into_inner();
-        self.await_job(&r.job_id, r.timeout_ms)
-            .await
-            .map(Response::new)
+        let waiting = self.callers.enter(&r.job_id);
+        let response = self.await_job(&r.job_id, r.timeout_ms).await?;
+        waiting.answered();
+        Ok(Response::new(response))
     }
 
     async fn prove(
@@ -152,8 +193,12 @@ impl ProvingEngine for ProvingService {
         let submit = request.into_inner().submit.ok_or_else(|| {
             Status::invalid_argument("invalid_request: ProveRequest.submit is missing")
         })?;
-        let submitted = self.submit(submit).await?;
+        // Dropped unanswered (the RPC cancelled or past its deadline), `waiting` may
+        // cancel the job (server.cancel_abandoned).
+        let (submitted, waiting) = self.submit(submit, true).await?;
+        let waiting = waiting.expect("a Prove's submission counts its caller");
         let result = self.await_job(&submitted.job_id, 0).await?;
+        waiting.answered();
         Ok(Response::new(pb::ProveResponse {
             result: Some(result),
         }))

@@ -11,18 +11,20 @@ use anyhow::Context as _;
 use filprove_engine::Engine;
 use tokio::net::{TcpListener, UnixListener};
 use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
+use tokio_stream::StreamExt as _;
 use tonic::transport::Server;
 
 use super::config::Config;
 use super::grpc::ProvingService;
 use super::pb::proving_engine_server::ProvingEngineServer;
 
-/// The daemon's bound sockets.
+/// The daemon's bound sockets, and the service settings of the configuration.
 pub struct Listeners {
     unix: Option<(UnixListener, PathBuf)>,
     tcp: Option<TcpListener>,
     http: Option<TcpListener>,
     max_message_bytes: usize,
+    cancel_abandoned: Vec<filprove_filecoin::ProofKind>,
 }
 
 /// Removes a stale socket file left by a daemon that died; refuses when one still answers
@@ -47,7 +49,7 @@ fn clear_stale_socket(path: &Path) -> anyhow::Result<()> {
 impl Listeners {
     /// Binds everything the configuration asks for.
     pub async fn bind(c: &Config) -> anyhow::Result<Self> {
-        let unix = match c.unix_socket() {
+        let unix = match c.unix_socket().map_err(anyhow::Error::msg)? {
             Some(path) => {
                 if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
                     std::fs::create_dir_all(dir)
@@ -89,6 +91,7 @@ impl Listeners {
             tcp,
             http,
             max_message_bytes: c.server.max_message_bytes,
+            cancel_abandoned: c.cancel_abandoned().map_err(anyhow::Error::msg)?,
         })
     }
 
@@ -140,6 +143,27 @@ fn oversize_to_resource_exhausted(
     r
 }
 
+/// gRPC server reflection (v1 and v1alpha, for older grpcurl) over the cuzk.v1 and health
+/// protos, so `grpcurl` lists and calls the service without a proto file.
+fn reflection_services() -> anyhow::Result<(
+    tonic_reflection::server::v1::ServerReflectionServer<
+        impl tonic_reflection::server::v1::ServerReflection,
+    >,
+    tonic_reflection::server::v1alpha::ServerReflectionServer<
+        impl tonic_reflection::server::v1alpha::ServerReflection,
+    >,
+)> {
+    let builder = || {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(super::pb::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    };
+    Ok((
+        builder().build_v1().context("gRPC reflection")?,
+        builder().build_v1alpha().context("gRPC reflection")?,
+    ))
+}
+
 async fn stopped(mut rx: tokio::sync::watch::Receiver<bool>) {
     let _ = rx.wait_for(|s| *s).await;
 }
@@ -154,35 +178,41 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let service = ProvingService::new(engine.clone());
+    let service = ProvingService::new(engine.clone(), listeners.cancel_abandoned.clone());
     let max = listeners.max_message_bytes;
-    // The length prefix is checked against the limit before any decoding.
-    let grpc = || {
-        ProvingEngineServer::new(service.clone())
-            .max_decoding_message_size(max)
-            .max_encoding_message_size(max)
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health
+        .set_serving::<ProvingEngineServer<ProvingService>>()
+        .await;
+    let reflection = reflection_services()?;
+    // The same services on every listener; the length prefix is checked against the limit
+    // before any decoding.
+    let router = || {
+        Server::builder()
+            .layer(tower::util::MapResponseLayer::new(
+                oversize_to_resource_exhausted,
+            ))
+            .add_service(
+                ProvingEngineServer::new(service.clone())
+                    .max_decoding_message_size(max)
+                    .max_encoding_message_size(max),
+            )
+            .add_service(health_service.clone())
+            .add_service(reflection.0.clone())
+            .add_service(reflection.1.clone())
     };
     let mut tasks = tokio::task::JoinSet::new();
     let mut socket_path = None;
     if let Some((l, path)) = listeners.unix {
         socket_path = Some(path);
-        let incoming = UnixListenerStream::new(l);
-        let s = Server::builder()
-            .layer(tower::util::MapResponseLayer::new(
-                oversize_to_resource_exhausted,
-            ))
-            .add_service(grpc())
-            .serve_with_incoming_shutdown(incoming, stopped(stop_rx.clone()));
+        // Each connection through the authority relay (grpcio & co. send the socket path).
+        let incoming = UnixListenerStream::new(l).map(|c| c.map(super::authority::relay));
+        let s = router().serve_with_incoming_shutdown(incoming, stopped(stop_rx.clone()));
         tasks.spawn(async move { s.await.context("gRPC (unix socket)") });
     }
     if let Some(l) = listeners.tcp {
         let incoming = TcpListenerStream::new(l);
-        let s = Server::builder()
-            .layer(tower::util::MapResponseLayer::new(
-                oversize_to_resource_exhausted,
-            ))
-            .add_service(grpc())
-            .serve_with_incoming_shutdown(incoming, stopped(stop_rx.clone()));
+        let s = router().serve_with_incoming_shutdown(incoming, stopped(stop_rx.clone()));
         tasks.spawn(async move { s.await.context("gRPC (TCP)") });
     }
     if let Some(l) = listeners.http {
@@ -206,6 +236,12 @@ pub async fn serve(
     }
 
     engine.begin_drain();
+    health
+        .set_not_serving::<ProvingEngineServer<ProvingService>>()
+        .await;
+    health
+        .set_service_status("", tonic_health::ServingStatus::NotServing)
+        .await;
     tracing::info!(
         grace_secs = grace.as_secs(),
         "draining: no new work; waiting for jobs in flight"

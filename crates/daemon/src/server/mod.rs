@@ -3,7 +3,10 @@
 //!
 //! Entry points for the binary: [`DaemonArgs`] (clap) and [`run_daemon`].
 
+pub mod address;
+mod authority;
 pub mod backends;
+pub mod callers;
 pub mod config;
 pub mod convert;
 pub mod grpc;
@@ -24,6 +27,10 @@ pub use listen::{serve, Listeners};
 #[allow(missing_docs, clippy::all)]
 pub mod pb {
     tonic::include_proto!("cuzk.v1");
+
+    /// The proto's encoded descriptor set (served by gRPC reflection).
+    pub const FILE_DESCRIPTOR_SET: &[u8] =
+        include_bytes!(concat!(env!("OUT_DIR"), "/cuzk_descriptor.bin"));
 }
 
 /// `filprove daemon`: run the proving daemon.
@@ -32,7 +39,12 @@ pub struct DaemonArgs {
     /// TOML configuration file (see docs/config.md); defaults apply without one.
     #[arg(long, short = 'c')]
     pub config: Option<PathBuf>,
-    /// Unix socket path (overrides server.unix_socket).
+    /// gRPC listeners, replacing the configured ones: unix:///path/to.sock (or a path),
+    /// host:port or http://host:port (cuzk's address is 127.0.0.1:9820); give it twice for
+    /// a socket and TCP.
+    #[arg(long, visible_alias = "addr", value_name = "ADDRESS")]
+    pub listen: Vec<String>,
+    /// Unix socket path or unix:///path (overrides server.unix_socket).
     #[arg(long)]
     pub unix_socket: Option<PathBuf>,
     /// Also listen on TCP, e.g. 127.0.0.1:9820 (overrides server.tcp_listen).
@@ -57,6 +69,9 @@ impl DaemonArgs {
             Some(p) => Config::read(p).map_err(anyhow::Error::msg)?,
             None => Config::default(),
         };
+        if !self.listen.is_empty() {
+            c.set_listeners(&self.listen).map_err(anyhow::Error::msg)?;
+        }
         if let Some(p) = &self.unix_socket {
             c.server.unix_socket = p.display().to_string();
         }

@@ -12,9 +12,24 @@ use std::time::{Duration, Instant};
 
 use bellperson::{Circuit, ConstraintSystem, SynthesisError};
 use ff::Field;
-use filprove_engine::{EngineError, ProofJob, SrsLoader};
+use filprove_engine::{EngineError, InputDigest, ProofJob, RequestKey, SrsLoader};
 use filprove_groth16::{Fr, Proof, ProvingAssignment, Srs};
 use rand::SeedableRng;
+
+/// An input digest standing for `what` (distinct strings of up to 32 bytes, distinct
+/// digests).
+pub fn inputs(what: &str) -> InputDigest {
+    let mut d = [0u8; 32];
+    for (i, b) in what.bytes().enumerate() {
+        d[i % 32] ^= b;
+    }
+    InputDigest(d)
+}
+
+/// A request key for `id` whose inputs stand for the id itself.
+pub fn key(id: &str) -> Option<RequestKey> {
+    Some(RequestKey::new(id, inputs(id)))
+}
 
 /// Proves knowledge of x with x^(2^rounds) = out (public).
 #[derive(Clone)]
