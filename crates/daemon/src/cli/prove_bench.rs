@@ -204,11 +204,10 @@ pub fn run(args: ProveBenchArgs) -> Result<()> {
 
     let started = Instant::now();
     let mut jobs = Vec::new();
-    for round in 0..args.repeat.max(1) {
-        for (i, req) in requests.iter().enumerate() {
-            let id = format!("bench-{}-{i}-{round}", req.kind());
+    for _ in 0..args.repeat.max(1) {
+        for req in &requests {
             let job = Arc::new(filprove_engine::filecoin::FilecoinJob::new(req.clone()));
-            let submitted = engine.submit(Some(&id), priority(req.kind()), job)?;
+            let submitted = engine.submit(None, priority(req.kind()), job)?;
             jobs.push((
                 submitted.job_id,
                 req.kind(),
