@@ -297,6 +297,7 @@ struct Recording {
     released: std::sync::atomic::AtomicUsize,
     short: bool,
     fail: bool,
+    fail_prepare: bool,
 }
 
 impl Recording {
@@ -309,6 +310,7 @@ impl Recording {
             released: Default::default(),
             short,
             fail,
+            fail_prepare: false,
         }
     }
 }
@@ -319,6 +321,14 @@ impl keygen::FixedBaseMul for Recording {
     }
     fn prepare(&self, g1: usize, g2: usize) -> Result<(), filprove_groth16::ParamsError> {
         self.prepared.lock().unwrap().push((g1, g2));
+        if self.fail_prepare {
+            return Err(filprove_groth16::ProveError::DeviceOutOfMemory {
+                device: "test".into(),
+                needed: 1,
+                free: 0,
+            }
+            .into());
+        }
         self.inner.prepare(g1, g2)
     }
     fn g1(

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use ff::{BatchInvert, Field};
 use group::prime::PrimeCurveAffine;
-use group::{Curve, Group};
+use group::Curve;
 use rayon::prelude::*;
 
 use crate::error::ParamsError;
@@ -450,6 +450,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use group::Group;
     use rand_chacha::rand_core::SeedableRng;
 
     #[test]

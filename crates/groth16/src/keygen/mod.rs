@@ -109,11 +109,13 @@ pub fn generate_parameters_using<C: Circuit<Fr>>(
     let t = Instant::now();
     let r1cs = R1csAssembly::synthesize(circuit)?;
     log::info!(
-        "keygen: R1CS capture: {} constraints, {} inputs, {} aux, nnz A/B/C {:?} ({} MiB) in {:.2?}",
+        "keygen: R1CS capture: {} constraints, {} inputs, {} aux, nnz A/B/C {:?} (not one: {:?}; {} MiB used, {} MiB held) in {:.2?}",
         r1cs.num_constraints(),
         r1cs.num_inputs(),
         r1cs.num_aux(),
         r1cs.nnz(),
+        r1cs.stored_coeffs(),
+        r1cs.used_bytes() >> 20,
         r1cs.heap_bytes() >> 20,
         t.elapsed()
     );
@@ -219,15 +221,15 @@ impl QapScalars {
     fn into_srs(self, toxic: &ToxicWaste, fb: &dyn FixedBaseMul) -> Result<Srs, ParamsError> {
         let m = 1usize << self.exp;
         let g1_count = (m - 1) + self.l.len() + self.ic.len() + self.a.len() + self.b.len();
-        let t = Instant::now();
-        fb.prepare(g1_count, self.b.len())?;
-        log::info!(
-            "keygen: fixed-base on {}: prepared for {g1_count} G1 and {} G2 points in {:.2?}",
-            fb.name(),
-            self.b.len(),
-            t.elapsed()
-        );
-        let result = self.points(toxic, fb);
+        let (t, g2_count) = (Instant::now(), self.b.len());
+        let result = fb.prepare(g1_count, g2_count).and_then(|()| {
+            log::info!(
+                "keygen: fixed-base on {}: prepared for {g1_count} G1 and {g2_count} G2 points in {:.2?}",
+                fb.name(),
+                t.elapsed()
+            );
+            self.points(toxic, fb)
+        });
         fb.release();
         result
     }
