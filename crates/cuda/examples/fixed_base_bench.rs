@@ -117,7 +117,7 @@ fn run() -> Result<(), String> {
     fb.prepare(g1_total, g2_total).map_err(|e| e.to_string())?;
     let (t1, t2) = fb.tables();
     println!(
-        "prepare ({g1_total} G1, {g2_total} G2 points): {:.1} ms; G1 table {:?}, G2 table {:?} (window, build ms)",
+        "prepare ({g1_total} G1, {g2_total} G2 points): {:.1} ms; G1 table {:?}, G2 table {:?}",
         t.elapsed().as_secs_f64() * 1e3,
         t1,
         t2

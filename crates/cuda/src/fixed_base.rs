@@ -318,6 +318,15 @@ pub struct FixedBaseStats {
     pub host_wait_s: f64,
 }
 
+/// A table held by [`GpuFixedBase`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TableInfo {
+    /// Window bits.
+    pub window: u32,
+    /// Time it took to build, ms.
+    pub build_ms: f64,
+}
+
 /// A generator's table in device memory.
 struct DeviceTable {
     w: u32,
@@ -401,11 +410,16 @@ impl GpuFixedBase {
         self.lock().map(|s| s.stats.clone()).unwrap_or_default()
     }
 
-    /// (window, build ms) of the G1 and G2 tables currently held.
-    pub fn tables(&self) -> (Option<(u32, f64)>, Option<(u32, f64)>) {
+    /// The G1 and G2 tables currently held.
+    pub fn tables(&self) -> (Option<TableInfo>, Option<TableInfo>) {
         self.lock()
             .map(|s| {
-                let f = |t: &Option<DeviceTable>| t.as_ref().map(|t| (t.w, t.build_ms));
+                let f = |t: &Option<DeviceTable>| {
+                    t.as_ref().map(|t| TableInfo {
+                        window: t.w,
+                        build_ms: t.build_ms,
+                    })
+                };
                 (f(&s.g1), f(&s.g2))
             })
             .unwrap_or((None, None))

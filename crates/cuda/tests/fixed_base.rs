@@ -154,15 +154,18 @@ fn g1_g2_match_cpu_default_options() {
         check::<G1>(&format!("G1 n={n}"), &fb, &cpu, &s);
         check::<G2>(&format!("G2 n={n}"), &fb, &cpu, &s);
         let (t1, t2) = fb.tables();
-        assert_eq!(t1.map(|t| t.0), Some(w1), "G1 window for {n}");
-        assert_eq!(t2.map(|t| t.0), Some(w2), "G2 window for {n}");
+        assert_eq!(t1.map(|t| t.window), Some(w1), "G1 window for {n}");
+        assert_eq!(t2.map(|t| t.window), Some(w2), "G2 window for {n}");
     }
     // Every edge value on its own, through the widest automatic window.
     let edges = edge_scalars(&[22]);
     fb.release();
     fb.prepare(400_000_000, 33_000_000).unwrap();
     let (t1, t2) = fb.tables();
-    assert_eq!((t1.map(|t| t.0), t2.map(|t| t.0)), (Some(22), Some(22)));
+    assert_eq!(
+        (t1.map(|t| t.window), t2.map(|t| t.window)),
+        (Some(22), Some(22))
+    );
     check::<G1>("G1 edges, w = 22", &fb, &cpu, &edges);
     check::<G2>("G2 edges, w = 22", &fb, &cpu, &edges);
     assert!(fb.multiply::<G1>(&[]).unwrap().is_empty());
