@@ -203,4 +203,83 @@ fn virtual_fixtures_and_prove_bench() {
 
     let o = bench(filprove_filecoin::params::DEFAULT_PARAMETER_CACHE);
     assert_clean_failure(&o, "other than the default parameter cache");
+
+/// 32 and 64 GiB test parameters go only to a `--params-dir` that is not the parameter
+/// cache; nothing is generated when refused.
+#[test]
+fn large_parameters_need_a_directory_of_their_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let s = |p: &Path| p.to_str().unwrap().to_owned();
+    let o = filprove(&["params", "generate", "--circuit", "porep-32g"], &cache);
+    assert_clean_failure(&o, "no --params-dir given");
+    let o = filprove(
+        &[
+            "params",
+            "generate",
+            "--circuit",
+            "winning-2k,wpost-64g",
+            "--params-dir",
+            &s(&cache),
+        ],
+        &cache,
+    );
+    assert_clean_failure(&o, "is the default parameter cache");
+    // The same directory through another spelling.
+    std::fs::create_dir_all(&cache).unwrap();
+    let o = filprove(
+        &[
+            "params",
+            "generate",
+            "--circuit",
+            "wpost-32g",
+            "--params-dir",
+            &format!("{}/../cache", s(&cache)),
+        ],
+        &cache,
+    );
+    assert_clean_failure(&o, "is the default parameter cache");
+    let o = filprove(
+        &[
+            "params",
+            "generate",
+            "--circuit",
+            "porep-32g",
+            "--params-dir",
+            "/var/tmp/filecoin-proof-parameters",
+        ],
+        &cache,
+    );
+    assert_clean_failure(&o, "is the default parameter cache");
+    // Refused before anything was written (winning-2k came first in the list).
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 0);
+    // The old switch is gone.
+    let o = filprove(
+        &[
+            "params",
+            "generate",
+            "--circuit",
+            "porep-32g",
+            "--allow-large",
+        ],
+        &cache,
+    );
+    assert!(!o.status.success());
+    assert!(text(&o).contains("--allow-large"), "{}", text(&o));
+    // Bellperson's generator runs on the CPU only.
+    let o = filprove(
+        &[
+            "params",
+            "generate",
+            "--circuit",
+            "winning-2k",
+            "--bellperson",
+            "--backend",
+            "cuda",
+            "--params-dir",
+            &s(&tmp.path().join("other")),
+        ],
+        &cache,
+    );
+    assert_clean_failure(&o, "--bellperson");
 }
