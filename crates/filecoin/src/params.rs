@@ -310,6 +310,19 @@ impl CircuitSpec {
 
     /// The parameters of this circuit's blank circuit.
     fn make_srs(&self, rng: &mut dyn RngCore, how: How<'_>) -> Result<Srs, FilecoinError> {
+        if let How::Filprove(fb) = how {
+            // The toxic waste first, as bellperson draws it; then the R1CS (PoRep and PoSt
+            // captured part by part, `blank_r1cs`).
+            let toxic = ToxicWaste::random(&mut &mut *rng);
+            let t = Instant::now();
+            let r1cs = self.blank_r1cs()?;
+            return Ok(filprove_groth16::keygen::generate_from_captured(
+                r1cs,
+                t.elapsed(),
+                &toxic,
+                fb,
+            )?);
+        }
         match self.registered {
             RegisteredProof::Seal(p) => {
                 fn g<Tree: 'static + MerkleTreeTrait>(
@@ -386,28 +399,21 @@ pub enum Generator {
     Bellperson,
 }
 
-/// Parameter generation for one blank circuit.
+/// bellperson's parameter generation for one blank circuit.
 fn keygen<C: Circuit<Fr>>(
     circuit: C,
     mut rng: &mut dyn RngCore,
     how: How<'_>,
 ) -> Result<Srs, FilecoinError> {
-    match how {
-        How::Filprove(fb) => {
-            let toxic = ToxicWaste::random(&mut rng);
-            Ok(filprove_groth16::keygen::generate_parameters_using(
-                circuit, &toxic, fb,
-            )?)
-        }
-        How::Bellperson => {
-            let params =
-                bellperson::groth16::generate_random_parameters::<filprove_groth16::Bls12, _, _>(
-                    circuit, &mut rng,
-                )
-                .map_err(|e| FilecoinError::Params(format!("bellperson generator: {e}")))?;
-            Ok(Srs::from(&params))
-        }
-    }
+    debug_assert!(
+        matches!(how, How::Bellperson),
+        "filprove's keygen starts from the R1CS"
+    );
+    let params = bellperson::groth16::generate_random_parameters::<filprove_groth16::Bls12, _, _>(
+        circuit, &mut rng,
+    )
+    .map_err(|e| FilecoinError::Params(format!("bellperson generator: {e}")))?;
+    Ok(Srs::from(&params))
 }
 
 fn write_srs(srs: &Srs, params_path: &Path, vk_path: &Path) -> Result<(), FilecoinError> {

@@ -244,7 +244,7 @@ fn check(dir: &Path, only: Option<&str>, validate: bool) -> Result<()> {
 /// Whether `dir` is the parameter cache filecoin-proofs reads by default: the
 /// `FIL_PROOFS_PARAMETER_CACHE` of this process's environment, or
 /// /var/tmp/filecoin-proof-parameters (compared after resolving links and `..`).
-fn is_default_cache(dir: &Path) -> bool {
+pub fn is_default_cache(dir: &Path) -> bool {
     let canon = |p: &Path| {
         std::fs::canonicalize(p)
             .or_else(|_| std::path::absolute(p))
@@ -291,7 +291,7 @@ fn check_large_dir(args: &GenerateArgs) -> Result<()> {
 
 /// The fixed-base implementation for `choice`, opened at run time: the first GPU for
 /// `cuda` (an error when none is usable) and `auto` (the CPU, said so, when none is).
-fn fixed_base(choice: BackendChoice) -> Result<Box<dyn FixedBaseMul>> {
+pub fn fixed_base(choice: BackendChoice) -> Result<Box<dyn FixedBaseMul>> {
     let cuda = || -> std::result::Result<Box<dyn FixedBaseMul>, String> {
         if std::env::var_os("BELLMAN_NO_GPU").is_some_and(|v| !v.is_empty() && v != "0") {
             return Err("BELLMAN_NO_GPU is set".into());

@@ -109,6 +109,17 @@ pub fn generate_parameters_using<C: Circuit<Fr>>(
 ) -> Result<Srs, ParamsError> {
     let t = Instant::now();
     let r1cs = R1csAssembly::synthesize(circuit)?;
+    generate_from_captured(r1cs, t.elapsed(), toxic, fb)
+}
+
+/// Generates parameters for a captured R1CS that took `capture` to capture (logged), freeing
+/// it before the fixed-base multiplications (`fb`).
+pub fn generate_from_captured(
+    r1cs: R1csAssembly,
+    capture: std::time::Duration,
+    toxic: &ToxicWaste,
+    fb: &dyn FixedBaseMul,
+) -> Result<Srs, ParamsError> {
     log::info!(
         "keygen: R1CS capture: {} constraints, {} inputs, {} aux, nnz A/B/C {:?} (not one: {:?}; {} MiB used, {} MiB held) in {:.2?}",
         r1cs.num_constraints(),
@@ -118,7 +129,7 @@ pub fn generate_parameters_using<C: Circuit<Fr>>(
         r1cs.stored_coeffs(),
         r1cs.used_bytes() >> 20,
         r1cs.heap_bytes() >> 20,
-        t.elapsed()
+        capture
     );
     let scalars = QapScalars::evaluate(&r1cs, toxic)?;
     drop(r1cs);
