@@ -203,6 +203,7 @@ fn virtual_fixtures_and_prove_bench() {
 
     let o = bench(filprove_filecoin::params::DEFAULT_PARAMETER_CACHE);
     assert_clean_failure(&o, "other than the default parameter cache");
+}
 
 /// 32 and 64 GiB test parameters go only to a `--params-dir` that is not the parameter
 /// cache; nothing is generated when refused.
