@@ -189,20 +189,27 @@ fn virtual_fixtures_and_prove_bench() {
             &params,
         )
     };
-    let o = bench(&s(&params));
+    // Keys go to a directory of their own, not the process's parameter cache.
+    let keys = tmp.path().join("keys");
+    let o = bench(&s(&keys));
     assert!(o.status.success(), "{}", text(&o));
     let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     assert_eq!(r["proofs"].as_array().unwrap().len(), 2, "{r}");
     assert!(r["failures"].as_array().unwrap().is_empty(), "{r}");
-    let files: Vec<String> = std::fs::read_dir(&params)
+    let files: Vec<String> = std::fs::read_dir(&keys)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert!(files.iter().any(|f| f.ends_with(".vk")), "{files:?}");
     assert!(!files.iter().any(|f| f.ends_with(".params")), "{files:?}");
 
-    let o = bench(filprove_filecoin::params::DEFAULT_PARAMETER_CACHE);
-    assert_clean_failure(&o, "other than the default parameter cache");
+    for refused in [
+        filprove_filecoin::params::DEFAULT_PARAMETER_CACHE,
+        &s(&params),
+    ] {
+        let o = bench(refused);
+        assert_clean_failure(&o, "other than the default parameter cache");
+    }
 }
 
 /// 32 and 64 GiB test parameters go only to a `--params-dir` that is not the parameter
