@@ -19,12 +19,11 @@ pub struct FixturesArgs {
     /// Sector size: 2KiB, 8MiB or 512MiB (sealed); with --virtual also 32GiB and 64GiB.
     #[arg(long, default_value = "2KiB")]
     pub sector_size: String,
-    /// Proof kinds to make inputs for (default: every kind; with --virtual every kind but
-    /// snap, which has no virtual form).
+    /// Proof kinds to make inputs for (default: every kind).
     #[arg(long, value_delimiter = ',')]
     pub kinds: Option<Vec<ProofKind>>,
-    /// Make a virtual sector instead of sealing one: valid PoRep, WinningPoSt and
-    /// WindowPoSt inputs of any size in seconds (WindowPoSt: one full partition).
+    /// Make a virtual sector instead of sealing one: valid inputs of every kind and any
+    /// size in seconds (WindowPoSt: one full partition; SnapDeals: an update with zero data).
     #[arg(long = "virtual", conflicts_with_all = ["synthetic_porep", "non_interactive_porep"])]
     pub virtual_sector: bool,
     /// Seed of the sector data and randomness.
