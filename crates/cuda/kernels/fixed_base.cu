@@ -21,17 +21,10 @@
 // src/fixed_base.rs must match.
 #define FB_BATCH 32
 
-// Launch bounds of the G1 multiplication (blocks of 128 threads): as the MSM's bucket
-// sums (ec/msm.cuh), a loop of XYZZ += affine additions with the Fq product out of line.
-// A/B builds: FILPROVE_FB_MIN_BLOCKS (0 = unbounded).
-#ifndef FILPROVE_FB_MIN_BLOCKS
-#define FILPROVE_FB_MIN_BLOCKS 3
-#endif
-#if FILPROVE_FB_MIN_BLOCKS > 0
-#define FB_MUL_BOUNDS __launch_bounds__(128, FILPROVE_FB_MIN_BLOCKS)
-#else
-#define FB_MUL_BOUNDS
-#endif
+// Launch bounds of the G1 multiplication (blocks of 128 threads, at least 3 per SM): as
+// the MSM's bucket sums (ec/msm.cuh), a loop of XYZZ += affine additions with the Fq
+// product out of line.
+#define FB_MUL_BOUNDS __launch_bounds__(128, 3)
 
 __device__ __forceinline__ Fq fb_inv(const Fq& a) { return field_inverse(a); }
 
