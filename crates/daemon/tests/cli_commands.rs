@@ -6,7 +6,13 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 fn filprove(args: &[&str], params: &Path) -> Output {
+    filprove_in(Path::new("."), args, params)
+}
+
+/// `filprove` run in the working directory `cwd`.
+fn filprove_in(cwd: &Path, args: &[&str], params: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_filprove"))
+        .current_dir(cwd)
         .args(args)
         .env("FIL_PROOFS_PARAMETER_CACHE", params)
         .env("FILPROVE_BACKEND", "cpu")
@@ -60,7 +66,17 @@ fn fixtures_params_prove_verify_and_bad_inputs() {
     assert_clean_failure(&o, "filprove params generate --circuit winning-2k");
     assert!(!proof.exists());
 
-    let o = filprove(&["params", "generate", "--circuit", "winning-2k"], &params);
+    let o = filprove(
+        &[
+            "params",
+            "generate",
+            "--circuit",
+            "winning-2k",
+            "--params-dir",
+            &s(&params),
+        ],
+        &params,
+    );
     assert!(o.status.success(), "{}", text(&o));
     let o = filprove(&["params", "list"], &params);
     let listed = text(&o);
@@ -147,6 +163,47 @@ fn fixtures_params_prove_verify_and_bad_inputs() {
     assert_clean_failure(&o, "/nonexistent/r.json");
     let o = filprove(&["params", "generate", "--circuit", "porep-3k"], &params);
     assert_clean_failure(&o, "unknown circuit");
+}
+
+/// Test parameters go to a directory of their own by default, not to the parameter cache
+/// FIL_PROOFS_PARAMETER_CACHE names; the production cache is refused as a target.
+#[test]
+fn generated_parameters_never_land_in_the_parameter_cache() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("production-cache");
+    std::fs::create_dir(&cache).unwrap();
+    let o = filprove_in(
+        tmp.path(),
+        &["params", "generate", "--circuit", "winning-2k"],
+        &cache,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 0);
+    let own = tmp.path().join(filprove::cli::test_params::TEST_PARAMS_DIR);
+    let written: Vec<String> = std::fs::read_dir(&own)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        written.iter().any(|f| f.ends_with(".params")),
+        "{written:?}"
+    );
+    assert!(written.iter().any(|f| f.ends_with(".vk")), "{written:?}");
+
+    let production = filprove_filecoin::params::DEFAULT_PARAMETER_CACHE;
+    let o = filprove_in(
+        tmp.path(),
+        &[
+            "params",
+            "generate",
+            "--circuit",
+            "winning-2k",
+            "--params-dir",
+            production,
+        ],
+        &cache,
+    );
+    assert_clean_failure(&o, "production parameter cache");
 }
 
 /// A virtual sector's WinningPoSt and WindowPoSt proved through the engine in-process with

@@ -47,7 +47,7 @@ pub fn resolve_params_dir(explicit: Option<&Path>) -> PathBuf {
             if let Some(old) = std::env::var_os(VAR) {
                 if Path::new(&old) != dir {
                     log::warn!(
-                        "--params-dir {} overrides {VAR}={} for this run",
+                        "parameter directory {} overrides {VAR}={} for this run",
                         dir.display(),
                         Path::new(&old).display()
                     );

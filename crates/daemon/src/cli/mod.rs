@@ -10,6 +10,7 @@ pub mod prove_bench;
 pub mod stage;
 pub mod synthesize;
 pub mod synthetic;
+pub mod test_params;
 pub mod timeline;
 pub mod verify;
 pub mod vram_plan;

@@ -11,6 +11,7 @@ use rand::SeedableRng;
 
 use super::backend::resolve_params_dir;
 use super::stage::Stage;
+use super::test_params;
 
 /// `filprove params ...`
 #[derive(Subcommand, Debug)]
@@ -20,9 +21,11 @@ pub enum ParamsCommand {
     /// Check present files: digests against the network manifest (parameters.json, as
     /// embedded in storage-proofs) and the header's shape; `--validate` checks every point.
     Check(CheckArgs),
-    /// Generate test parameters (insecure: random toxic waste) under the production names;
+    /// Generate test parameters (insecure: random toxic waste) under the production names,
+    /// into a directory of their own (default .fixtures/params, never the production cache);
     /// for PoRep circuits also the SnarkPack SRS non-interactive PoRep aggregates with
-    /// (v28-fil-inner-product-v1.srs), when absent.
+    /// (v28-fil-inner-product-v1.srs), when absent. A file whose digest is the network's is
+    /// never replaced.
     Generate(GenerateArgs),
 }
 
@@ -51,8 +54,11 @@ pub struct CheckArgs {
 /// Arguments of `params generate`.
 #[derive(Args, Debug)]
 pub struct GenerateArgs {
-    #[command(flatten)]
-    dir: DirArgs,
+    /// Where the test parameters go (default: .fixtures/params; the production cache
+    /// /var/tmp/filecoin-proof-parameters is refused). Point `prove`, `daemon` and
+    /// FIL_PROOFS_PARAMETER_CACHE at it to use them.
+    #[arg(long)]
+    params_dir: Option<PathBuf>,
     /// Circuits to generate, by short name (porep-2k, winning-2k, wpost-2k, snap-2k, ...).
     #[arg(long, value_delimiter = ',', required = true)]
     circuit: Vec<String>,
@@ -83,6 +89,10 @@ fn generate_aggregation_srs(dir: &Path, args: &GenerateArgs) -> Result<()> {
             );
             return Ok(());
         }
+        test_params::refuse_replacing_network_files(
+            &network_manifest()?,
+            std::slice::from_ref(&path),
+        )?;
         std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
     }
     let stage = Stage::start("generating the SnarkPack SRS (non-interactive PoRep)");
@@ -98,9 +108,13 @@ fn generate_aggregation_srs(dir: &Path, args: &GenerateArgs) -> Result<()> {
     Ok(())
 }
 
-/// The network's manifest (filecoin-proofs' parameters.json, embedded in storage-proofs).
+/// The network's manifest: filecoin-proofs' parameters.json and the SnarkPack SRS's
+/// srs-inner-product.json, as embedded in storage-proofs.
 pub fn network_manifest() -> Result<Manifest> {
-    Ok(Manifest::from_json(filprove_filecoin::network_manifest())?)
+    let mut manifest = Manifest::from_json(filprove_filecoin::network_manifest())?;
+    let srs = Manifest::from_json(storage_proofs_core::parameter_cache::SRS_PARAMETERS_DATA)?;
+    manifest.entries.extend(srs.entries);
+    Ok(manifest)
 }
 
 /// Checks one file's digest against the network manifest.
@@ -128,9 +142,13 @@ pub fn run(cmd: ParamsCommand) -> Result<()> {
             a.circuit.as_deref(),
             a.validate,
         ),
-        ParamsCommand::Generate(a) => {
-            generate(&resolve_params_dir(a.dir.params_dir.as_deref()), &a)
-        }
+        ParamsCommand::Generate(a) => generate(
+            &test_params::test_params_dir(
+                a.params_dir.as_deref(),
+                Path::new(test_params::TEST_PARAMS_DIR),
+            )?,
+            &a,
+        ),
     }
 }
 
@@ -266,7 +284,7 @@ fn generate(dir: &Path, args: &GenerateArgs) -> Result<()> {
         } else {
             Generator::Filprove
         };
-        let out = spec.generate_params_with(dir, &mut rng, generator)?;
+        let out = test_params::generate_circuit(&spec, dir, &mut rng, generator)?;
         stage.done(&format!(
             "{} (generation {:.1} s)",
             out.params_path.display(),
