@@ -10,6 +10,7 @@
 //! the last partition assembles and verifies the proof (retrying the job once on failure)
 //! and wakes the waiters.
 
+pub mod cgroup;
 pub mod engine;
 pub mod error;
 pub mod filecoin;
