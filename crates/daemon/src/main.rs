@@ -54,7 +54,7 @@ enum Command {
     /// GPU benchmark on a synthetic 32 GiB-shaped partition (per-phase times, bytes, syncs
     /// under each transfer switch; pipeline throughput). Its proofs cannot verify.
     SyntheticBench(cli::synthetic::SyntheticArgs),
-    /// Run the proving daemon (cuzk.v1 gRPC, HTTP /metrics /status /healthz).
+    /// Run the proving daemon (cuzk.v1 gRPC, HTTP /metrics /status /healthz /readyz).
     Daemon(filprove::server::DaemonArgs),
     #[command(flatten)]
     Client(filprove::client::ClientCommand),

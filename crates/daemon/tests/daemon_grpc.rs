@@ -143,7 +143,22 @@ async fn submit_is_idempotent_and_status_metrics_and_http_report_it() {
     assert_eq!(v["proofs"]["completed"], 1);
     assert_eq!(v["devices"][0]["name"], "cpu");
     assert_eq!(http_get(d.http, "/healthz"), (200, "ok\n".into()));
+    assert_eq!(http_get(d.http, "/readyz"), (200, "ready\n".into()));
     assert_eq!(http_get(d.http, "/nope").0, 404);
+}
+
+/// A daemon configured for a GPU that proves on the CPU answers (`/healthz`) but is not
+/// ready (`/readyz`), and says why.
+#[test]
+fn readyz_fails_when_the_gpu_backend_fell_back_to_the_cpu() {
+    // No GPU for this process's CUDA backends: `auto` falls back to the CPU.
+    std::env::set_var("BELLMAN_NO_GPU", "1");
+    let d = TestDaemon::start(|c| c.engine.backend = "auto".into());
+    assert_eq!(http_get(d.http, "/healthz").0, 200);
+    let (code, body) = http_get(d.http, "/readyz");
+    assert_eq!(code, 503, "{body}");
+    assert!(body.contains("fell back to the CPU"), "{body}");
+    d.shutdown().unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -539,6 +554,10 @@ async fn shutdown_drains_in_flight_work_and_refuses_new_work() {
         .unwrap_err();
     assert_eq!(e.code(), Code::Unavailable);
     assert_eq!(http_get(d.http, "/healthz").0, 503);
+    assert_eq!(
+        http_get(d.http, "/readyz"),
+        (503, "not ready: draining\n".into())
+    );
     let socket = d.socket.clone();
     let stopper = tokio::task::spawn_blocking(move || d.shutdown());
     let r = prove.await.unwrap().unwrap().into_inner().result.unwrap();

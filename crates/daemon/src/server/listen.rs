@@ -25,6 +25,7 @@ pub struct Listeners {
     http: Option<TcpListener>,
     max_message_bytes: usize,
     cancel_abandoned: Vec<filprove_filecoin::ProofKind>,
+    configured_backend: String,
 }
 
 /// Removes a stale socket file left by a daemon that died; refuses when one still answers
@@ -81,7 +82,7 @@ impl Listeners {
                 let l = TcpListener::bind(a)
                     .await
                     .with_context(|| format!("cannot bind {a}"))?;
-                tracing::info!(addr = %l.local_addr()?, "HTTP admin (/metrics, /status, /healthz)");
+                tracing::info!(addr = %l.local_addr()?, "HTTP admin (/metrics, /status, /healthz, /readyz)");
                 Some(l)
             }
             None => None,
@@ -92,6 +93,7 @@ impl Listeners {
             http,
             max_message_bytes: c.server.max_message_bytes,
             cancel_abandoned: c.cancel_abandoned().map_err(anyhow::Error::msg)?,
+            configured_backend: c.engine.backend.clone(),
         })
     }
 
@@ -216,8 +218,11 @@ pub async fn serve(
         tasks.spawn(async move { s.await.context("gRPC (TCP)") });
     }
     if let Some(l) = listeners.http {
-        let s = axum::serve(l, super::http::router(engine.clone()))
-            .with_graceful_shutdown(stopped(stop_rx.clone()));
+        let s = axum::serve(
+            l,
+            super::http::router(engine.clone(), listeners.configured_backend),
+        )
+        .with_graceful_shutdown(stopped(stop_rx.clone()));
         tasks.spawn(async move { s.await.context("HTTP admin") });
     }
     tracing::info!("filprove daemon ready");
