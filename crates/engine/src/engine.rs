@@ -10,7 +10,7 @@ use filprove_groth16::recycle::{BufferPool, Reaper};
 use filprove_groth16::Backend;
 
 use crate::job::{JobOutcome, JobReport, JobStatus, Priority, ProofJob, RequestKey};
-use crate::memory::{HostMemory, MemoryBudget};
+use crate::memory::{Budgets, HostMemory};
 use crate::sched::Scheduler;
 use crate::srs::{SrsLoader, SrsManager};
 pub use crate::status::{DeviceStatus, DrainReport, EngineStatus, QueueStatus, Submitted};
@@ -264,12 +264,8 @@ impl Engine {
             ));
         }
         let host = HostMemory::detect();
-        let srs_budget = config
-            .srs_budget_bytes
-            .unwrap_or(host.effective_limit() / 2);
-        let mem_budget = config
-            .memory_budget_bytes
-            .unwrap_or_else(|| MemoryBudget::default_limit(&host, srs_budget));
+        let budgets = Budgets::resolve(&host, config.memory_budget_bytes, config.srs_budget_bytes);
+        let (srs_budget, mem_budget) = (budgets.srs_bytes, budgets.partitions_bytes);
         tracing::info!(
             host_bytes = host.total_bytes, cgroup_bytes = ?host.cgroup_limit_bytes,
             memory_budget = mem_budget, srs_budget,

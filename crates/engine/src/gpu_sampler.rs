@@ -156,7 +156,9 @@ impl Drop for GpuSampler {
 
 /// (CUDA ordinal, NVML index) of each visible device, following `CUDA_VISIBLE_DEVICES`
 /// the way CUDA does: indices or UUID prefixes, up to the first entry that names nothing.
-fn visible_devices(nvml: &Nvml) -> Result<Vec<(u64, u32)>, nvml_wrapper::error::NvmlError> {
+pub(crate) fn visible_devices(
+    nvml: &Nvml,
+) -> Result<Vec<(u64, u32)>, nvml_wrapper::error::NvmlError> {
     let count = nvml.device_count()?;
     let Ok(list) = std::env::var("CUDA_VISIBLE_DEVICES") else {
         return Ok((0..count).map(|i| (i as u64, i)).collect());

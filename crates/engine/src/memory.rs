@@ -47,6 +47,28 @@ impl HostMemory {
     }
 }
 
+/// The host budgets the engine runs with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budgets {
+    /// Parameter bytes kept resident.
+    pub srs_bytes: u64,
+    /// Bytes partitions in flight may reserve.
+    pub partitions_bytes: u64,
+}
+
+impl Budgets {
+    /// The configured budgets, each defaulting for `host`: half its effective limit for
+    /// parameters, [`MemoryBudget::default_limit`] for partitions.
+    pub fn resolve(host: &HostMemory, partitions: Option<u64>, srs: Option<u64>) -> Self {
+        let srs_bytes = srs.unwrap_or(host.effective_limit() / 2);
+        Self {
+            srs_bytes,
+            partitions_bytes: partitions
+                .unwrap_or_else(|| MemoryBudget::default_limit(host, srs_bytes)),
+        }
+    }
+}
+
 /// Parses `MemTotal` and `MemAvailable` (kB) into bytes.
 fn parse_meminfo(text: &str) -> (u64, u64) {
     let field = |name: &str| -> u64 {

@@ -3,6 +3,7 @@
 pub mod backend;
 pub mod compare;
 pub mod demo;
+pub mod doctor;
 pub mod fixtures;
 pub mod params;
 pub mod prove;

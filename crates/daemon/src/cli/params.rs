@@ -196,6 +196,34 @@ fn list(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Checks one present parameter file: its digest against `manifest` and, for a
+/// `.params` file, its header's layout (every point with `validate`). Returns what was
+/// found and whether it failed.
+pub fn check_file(manifest: &Manifest, path: &Path, validate: bool) -> (String, bool) {
+    let mut failed = false;
+    let mut outcome = match manifest.check(path) {
+        Ok(Checked::Matches) => "digest matches parameters.json".to_string(),
+        Ok(Checked::NotListed) => "not in parameters.json".to_string(),
+        Err(e) => {
+            failed = true;
+            format!("FAILED: {e}")
+        }
+    };
+    if path.extension().is_some_and(|e| e == "params") {
+        let layout = ParamsHeader::read(path).map(|_| ());
+        let points = || Srs::read_file(path, &ReadOptions { validate: true }).map(|_| ());
+        match layout.and_then(|()| if validate { points() } else { Ok(()) }) {
+            Ok(()) if validate => outcome.push_str("; every point valid"),
+            Ok(()) => outcome.push_str("; layout ok"),
+            Err(e) => {
+                failed = true;
+                outcome.push_str(&format!("; FAILED: {e}"));
+            }
+        }
+    }
+    (outcome, failed)
+}
+
 fn check(dir: &Path, only: Option<&str>, validate: bool) -> Result<()> {
     let manifest = network_manifest()?;
     let specs = match only {
@@ -218,32 +246,8 @@ fn check(dir: &Path, only: Option<&str>, validate: bool) -> Result<()> {
             }
             checked += 1;
             let stage = Stage::start(format!("checking {}", path.display()));
-            let mut outcome = match manifest.check(&path) {
-                Ok(Checked::Matches) => "digest matches parameters.json".to_string(),
-                Ok(Checked::NotListed) => "not in parameters.json".to_string(),
-                Err(e) => {
-                    failures += 1;
-                    format!("FAILED: {e}")
-                }
-            };
-            if path.extension().is_some_and(|e| e == "params") {
-                match ParamsHeader::read(&path) {
-                    Ok(_) if validate => {
-                        match Srs::read_file(&path, &ReadOptions { validate: true }) {
-                            Ok(_) => outcome.push_str("; every point valid"),
-                            Err(e) => {
-                                failures += 1;
-                                outcome.push_str(&format!("; FAILED: {e}"));
-                            }
-                        }
-                    }
-                    Ok(_) => outcome.push_str("; layout ok"),
-                    Err(e) => {
-                        failures += 1;
-                        outcome.push_str(&format!("; FAILED: {e}"));
-                    }
-                }
-            }
+            let (outcome, failed) = check_file(&manifest, &path, validate);
+            failures += usize::from(failed);
             stage.done(&outcome);
         }
     }

@@ -22,7 +22,7 @@ use anyhow::Context as _;
 use filprove_engine::{Engine, EngineConfig};
 
 pub use config::Config;
-pub use listen::{serve, Listeners};
+pub use listen::{serve, socket_state, Listeners, SocketState};
 
 /// The generated cuzk.v1 messages, server and client.
 #[allow(missing_docs, clippy::all)]
