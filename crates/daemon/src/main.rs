@@ -8,7 +8,7 @@ use filprove::cli;
 
 /// A GPU-resident Groth16 prover for Filecoin (PoRep C2, WinningPoSt, WindowPoSt, SnapDeals).
 #[derive(Parser, Debug)]
-#[command(name = "filprove", version, about)]
+#[command(name = "filprove", version)]
 struct Cli {
     /// Log format on stderr: `text` (human) or `json` (one JSON object per line, for
     /// `filprove timeline` and log pipelines).

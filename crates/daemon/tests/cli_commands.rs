@@ -261,3 +261,38 @@ fn virtual_fixtures_and_prove_bench() {
     let o = bench(filprove_filecoin::params::DEFAULT_PARAMETER_CACHE);
     assert_clean_failure(&o, "other than the default parameter cache");
 }
+
+/// The help texts are current: the binary describes itself (not a stale package line),
+/// and every command `filprove --help` lists is shown in the README's command lines.
+#[test]
+fn every_command_in_the_help_is_in_the_readme() {
+    let o = filprove(&["--help"], Path::new("/nonexistent"));
+    let help = text(&o);
+    assert!(o.status.success(), "{help}");
+    assert!(
+        help.starts_with("A GPU-resident Groth16 prover for Filecoin"),
+        "{help}"
+    );
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let shown: Vec<&str> = readme
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("filprove "))
+        .collect();
+    let commands: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(commands.len() > 10, "{help}");
+    for command in commands {
+        let listed = shown.iter().any(|l| {
+            l.split(|c: char| c.is_whitespace() || c == '|')
+                .any(|word| word == command)
+        });
+        assert!(listed, "README shows no `filprove {command}` line");
+    }
+}

@@ -37,7 +37,7 @@ pub struct DemoArgs {
     /// Prover backend.
     #[arg(long, value_enum, default_value = "auto", env = "FILPROVE_BACKEND")]
     pub backend: BackendChoice,
-    /// Parameter directory (default DIR/params; never FIL_PROOFS_PARAMETER_CACHE's, the
+    /// Parameter directory (default DIR/params, not FIL_PROOFS_PARAMETER_CACHE; the
     /// production cache is refused): missing test parameters are generated there, and a
     /// file whose digest is the network's is never replaced.
     #[arg(long)]
