@@ -127,12 +127,38 @@ async fn submit_is_idempotent_and_status_metrics_and_http_report_it() {
         m.contains("filprove_proofs_total{kind=\"window-post\",outcome=\"completed\"} 1"),
         "{m}"
     );
-    let (code, body) = http_get(d.http, "/metrics");
+    let (code, headers, body) = http_get_with_headers(d.http, "/metrics");
     assert_eq!(code, 200);
     assert!(
-        body.contains("# TYPE filprove_stage_duration_seconds histogram"),
-        "{body}"
+        headers.contains(&"content-type: text/plain; version=0.0.4".to_string()),
+        "{headers:?}"
     );
+    // Names, types and units as Prometheus users expect them, every family.
+    let scraped = exposition::parse(&body);
+    for (family, kind) in [
+        ("filprove_proofs_total", "counter"),
+        ("filprove_proof_duration_seconds", "histogram"),
+        ("filprove_stage_duration_seconds", "histogram"),
+        ("filprove_device_busy_seconds_total", "counter"),
+        ("filprove_memory_limit_bytes", "gauge"),
+        ("filprove_uptime_seconds", "gauge"),
+    ] {
+        assert_eq!(
+            scraped.types.get(family).map(String::as_str),
+            Some(kind),
+            "{body}"
+        );
+    }
+    // The proof latency histogram of the kind proved: its buckets, one proof in them.
+    let buckets = scraped.buckets(
+        "filprove_proof_duration_seconds",
+        &[("kind", "window-post")],
+    );
+    let bounds: Vec<f64> = buckets.iter().map(|b| b.0).collect();
+    let mut expected = filprove_engine::metrics::PROOF_BUCKETS.to_vec();
+    expected.push(f64::INFINITY);
+    assert_eq!(bounds, expected);
+    assert_eq!(buckets.last().unwrap().1, 1.0);
     assert!(
         body.contains("filprove_memory_limit_bytes 4294967296"),
         "{body}"

@@ -66,9 +66,9 @@ async fn metrics(State(engine): State<Arc<Engine>>) -> impl IntoResponse {
     (
         [(
             header::CONTENT_TYPE,
-            "text/plain; version=0.0.4; charset=utf-8",
+            filprove_engine::metrics::content_type(),
         )],
-        engine.metrics_text() + &filprove_engine::gpu_sampler::metrics_text(),
+        engine.metrics_text(),
     )
 }
 
