@@ -178,6 +178,13 @@ fn generated_parameters_never_land_in_the_parameter_cache() {
         &cache,
     );
     assert!(o.status.success(), "{}", text(&o));
+    // stderr is a pipe here, as in a log: stage lines, no progress bar drawing.
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        log.contains("[filprove] generating parameters for winning-2k ...\n"),
+        "{log}"
+    );
+    assert!(!log.contains('\r') && !log.contains('\u{1b}'), "{log:?}");
     assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 0);
     let own = tmp.path().join(filprove::cli::test_params::TEST_PARAMS_DIR);
     let written: Vec<String> = std::fs::read_dir(&own)

@@ -1,6 +1,7 @@
 //! The GPU's own view of a run: a background sampler that reads each visible GPU through
 //! NVML every interval and logs one `gpu_sample` event per GPU (target
-//! `filprove::timeline`), which `filprove timeline` lays under the engine's own events.
+//! `filprove::timeline`, level DEBUG), which `filprove timeline` lays under the engine's
+//! own events.
 //!
 //! NVML (`libnvidia-ml.so.1`) is loaded at run time: on a machine without it
 //! [`GpuSampler::start`] logs once that NVML is unavailable and returns `None`. Devices
@@ -116,7 +117,7 @@ impl GpuSampler {
         tracing::info!(
             devices = ?ordinals,
             interval_ms = interval.as_millis() as u64,
-            "sampling GPUs through NVML"
+            "sampling GPUs through NVML (gpu_sample events at DEBUG, target filprove::timeline)"
         );
         Some(GpuSampler {
             stop,
@@ -272,9 +273,10 @@ fn read(d: &Device<'_>, ordinal: u64) -> (GpuSample, Vec<&'static str>) {
     (sample, failed)
 }
 
-/// Logs one sample as the `gpu_sample` event.
+/// Logs one sample as the `gpu_sample` event, at DEBUG (one per GPU per interval: record
+/// them with `RUST_LOG=info,filprove::timeline=debug`).
 pub fn log(s: &GpuSample) {
-    tracing::info!(
+    tracing::debug!(
         target: "filprove::timeline",
         device = s.device,
         t_us = s.t_us,

@@ -6,6 +6,7 @@ pub mod demo;
 pub mod doctor;
 pub mod fixtures;
 pub mod params;
+pub mod progress;
 pub mod prove;
 pub mod prove_bench;
 pub mod stage;
