@@ -7,6 +7,8 @@
 #                                                 # 10 partitions through the engine, verify_seal
 #   bash scripts/h200-fullscale.sh OUTDIR post    # one 32 GiB WindowPoSt partition (2,349
 #                                                 # sectors) and one 32 GiB WinningPoSt
+#   bash scripts/h200-fullscale.sh OUTDIR snap    # 32 GiB SnapDeals (16 partitions, zero data)
+#   bash scripts/h200-fullscale.sh OUTDIR all     # porep, then post (about 5 minutes in all)
 #
 # SIZE=64GiB runs 64 GiB instead; REPEAT=N proves each request N times (submitted at once).
 # Writes under OUTDIR: the run's JSON log, prove-bench's report, the timeline analysis
@@ -14,17 +16,22 @@
 # last. Nothing is written to the default parameter directory.
 set -uo pipefail
 out="${1:?usage: h200-fullscale.sh OUTDIR porep|post}"
-what="${2:?usage: h200-fullscale.sh OUTDIR porep|post}"
+what="${2:?usage: h200-fullscale.sh OUTDIR porep|post|snap|all}"
 bin="${FILPROVE_BIN:-.device/filprove}"
 size="${SIZE:-32GiB}"
 work="${FILPROVE_WORK:-/tmp/filprove-fullscale}"
 mkdir -p "$out" "$work"
 export RUST_LOG="${RUST_LOG:-info,filecoin_proofs=warn,storage_proofs_core=warn,storage_proofs_porep=warn,storage_proofs_post=warn,storage_proofs_update=warn}"
+if [ "$what" = all ]; then
+  bash "$0" "$out/porep" porep && bash "$0" "$out/post" post
+  exit $?
+fi
 case "$what" in
+  snap) kinds=snap; requests=(--request "$work/sector/snap.request.json") ;;
   porep) kinds=porep; requests=(--request "$work/sector/porep.request.json") ;;
   post) kinds=winning-post,window-post
         requests=(--request "$work/sector/window-post.request.json" --request "$work/sector/winning-post.request.json") ;;
-  *) echo "unknown run $what (porep or post)"; exit 2 ;;
+  *) echo "unknown run $what (porep, post, snap or all)"; exit 2 ;;
 esac
 { date -u +%Y-%m-%dT%H:%M:%SZ; echo "cores $(nproc)"; free -g | head -2
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; } > "$out/summary.txt" 2>&1

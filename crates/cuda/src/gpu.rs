@@ -70,6 +70,17 @@ const KERNELS: &[(&str, &[&str])] = &[
     ("msm_g1", &MSM_G1),
     ("msm_g2", &MSM_G2),
     (
+        "fixed_base",
+        &[
+            "g1_fb_table",
+            "g1_fb_mul",
+            "g1_fb_affine",
+            "g2_fb_table",
+            "g2_fb_mul",
+            "g2_fb_affine",
+        ],
+    ),
+    (
         "synth",
         &[
             "g1_synth_points",

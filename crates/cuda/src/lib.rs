@@ -11,6 +11,7 @@
 
 pub mod backend;
 pub mod field;
+pub mod fixed_base;
 pub mod gpu;
 mod host_marks;
 pub mod kernels;
@@ -28,5 +29,6 @@ pub mod synth;
 pub mod workload;
 
 pub use backend::CudaBackend;
+pub use fixed_base::{FixedBaseOptions, GpuFixedBase};
 pub use gpu::Gpu;
 pub use options::CudaOptions;

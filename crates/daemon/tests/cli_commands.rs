@@ -181,7 +181,10 @@ fn generated_parameters_never_land_in_the_parameter_cache() {
     // stderr is a pipe here, as in a log: stage lines, no progress bar drawing.
     let log = String::from_utf8_lossy(&o.stderr);
     assert!(
-        log.contains("[filprove] generating parameters for winning-2k ...\n"),
+        log.lines().any(
+            |l| l.starts_with("[filprove] generating parameters for winning-2k")
+                && l.ends_with(" ...")
+        ),
         "{log}"
     );
     assert!(!log.contains('\r') && !log.contains('\u{1b}'), "{log:?}");
@@ -253,20 +256,107 @@ fn virtual_fixtures_and_prove_bench() {
             &params,
         )
     };
-    let o = bench(&s(&params));
+    // Keys go to a directory of their own, not the process's parameter cache.
+    let keys = tmp.path().join("keys");
+    let o = bench(&s(&keys));
     assert!(o.status.success(), "{}", text(&o));
     let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     assert_eq!(r["proofs"].as_array().unwrap().len(), 2, "{r}");
     assert!(r["failures"].as_array().unwrap().is_empty(), "{r}");
-    let files: Vec<String> = std::fs::read_dir(&params)
+    let files: Vec<String> = std::fs::read_dir(&keys)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert!(files.iter().any(|f| f.ends_with(".vk")), "{files:?}");
     assert!(!files.iter().any(|f| f.ends_with(".params")), "{files:?}");
 
-    let o = bench(filprove_filecoin::params::DEFAULT_PARAMETER_CACHE);
-    assert_clean_failure(&o, "other than the default parameter cache");
+    for refused in [
+        filprove_filecoin::params::DEFAULT_PARAMETER_CACHE,
+        &s(&params),
+    ] {
+        let o = bench(refused);
+        assert_clean_failure(&o, "other than the default parameter cache");
+    }
+}
+
+/// 32 and 64 GiB test parameters go only to a `--params-dir` that is not the parameter
+/// cache; nothing is generated when refused.
+#[test]
+fn large_parameters_need_a_directory_of_their_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let s = |p: &Path| p.to_str().unwrap().to_owned();
+    let o = filprove(&["params", "generate", "--circuit", "porep-32g"], &cache);
+    assert_clean_failure(&o, "no --params-dir given");
+    let o = filprove(
+        &[
+            "params",
+            "generate",
+            "--circuit",
+            "winning-2k,wpost-64g",
+            "--params-dir",
+            &s(&cache),
+        ],
+        &cache,
+    );
+    assert_clean_failure(&o, "is the default parameter cache");
+    // The same directory through another spelling.
+    std::fs::create_dir_all(&cache).unwrap();
+    let o = filprove(
+        &[
+            "params",
+            "generate",
+            "--circuit",
+            "wpost-32g",
+            "--params-dir",
+            &format!("{}/../cache", s(&cache)),
+        ],
+        &cache,
+    );
+    assert_clean_failure(&o, "is the default parameter cache");
+    let o = filprove(
+        &[
+            "params",
+            "generate",
+            "--circuit",
+            "porep-32g",
+            "--params-dir",
+            "/var/tmp/filecoin-proof-parameters",
+        ],
+        &cache,
+    );
+    assert_clean_failure(&o, "is the default parameter cache");
+    // Refused before anything was written (winning-2k came first in the list).
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 0);
+    // The old switch is gone.
+    let o = filprove(
+        &[
+            "params",
+            "generate",
+            "--circuit",
+            "porep-32g",
+            "--allow-large",
+        ],
+        &cache,
+    );
+    assert!(!o.status.success());
+    assert!(text(&o).contains("--allow-large"), "{}", text(&o));
+    // Bellperson's generator runs on the CPU only.
+    let o = filprove(
+        &[
+            "params",
+            "generate",
+            "--circuit",
+            "winning-2k",
+            "--bellperson",
+            "--backend",
+            "cuda",
+            "--params-dir",
+            &s(&tmp.path().join("other")),
+        ],
+        &cache,
+    );
+    assert_clean_failure(&o, "--bellperson");
 }
 
 /// The help texts are current: the binary describes itself (not a stale package line),

@@ -29,7 +29,9 @@ pub mod virtual_sector;
 pub use circuits::{CircuitShape, Partition};
 pub use error::FilecoinError;
 pub use kinds::{CircuitSpec, ProofKind, RegisteredProof};
-pub use params::{network_manifest, parameter_cache_dir, GeneratedParams, Generator};
+pub use params::{
+    network_manifest, parameter_cache_dir, GeneratedParams, Generator, InMemoryParams,
+};
 pub use prove::{prove, prove_with_randomness};
 pub use request::{prover_id_from_miner_id, ProofRequest, RequestBody};
 

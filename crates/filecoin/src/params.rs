@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use bellperson::Circuit;
 use filecoin_proofs::{MerkleTreeTrait, TreeRHasher};
+use filprove_groth16::keygen::{CpuFixedBase, FixedBaseMul, ToxicWaste};
 use filprove_groth16::{Fr, Srs};
 use rand_core::RngCore;
 
@@ -212,40 +213,77 @@ impl CircuitSpec {
         rng: &mut R,
         generator: Generator,
     ) -> Result<GeneratedParams, FilecoinError> {
+        let cpu = CpuFixedBase::new();
+        let how = match generator {
+            Generator::Filprove => How::Filprove(&cpu),
+            Generator::Bellperson => How::Bellperson,
+        };
+        self.generate_and_write(cache_dir, rng, how)
+    }
+
+    /// [`CircuitSpec::generate_params`] with the fixed-base multiplications (every point)
+    /// done by `fb` (e.g. filprove-cuda's `GpuFixedBase`): the same files as on the CPU.
+    pub fn generate_params_using<R: RngCore>(
+        &self,
+        cache_dir: &Path,
+        rng: &mut R,
+        fb: &dyn FixedBaseMul,
+    ) -> Result<GeneratedParams, FilecoinError> {
+        self.generate_and_write(cache_dir, rng, How::Filprove(fb))
+    }
+
+    /// Generates this circuit's parameters (as [`CircuitSpec::generate_params_using`]) and
+    /// keeps them in memory, for a run that proves right after: only the `.vk` (which
+    /// filecoin-proofs' verifiers read) and the `.meta` are written into `dir`, atomically.
+    /// A `.params` of this circuit already in `dir` is removed, since it would not match
+    /// the new `.vk`.
+    pub fn generate_in_memory<R: RngCore>(
+        &self,
+        dir: &Path,
+        rng: &mut R,
+        fb: &dyn FixedBaseMul,
+    ) -> Result<InMemoryParams, FilecoinError> {
+        fs::create_dir_all(dir).map_err(|e| FilecoinError::io("create", dir, e))?;
+        let start = Instant::now();
+        let srs = self.make_srs(rng, How::Filprove(fb))?;
+        let generate_secs = start.elapsed().as_secs_f64();
+        let (vk_path, meta_path) = (self.vk_path(dir), self.meta_path(dir));
+        let stale = self.params_path(dir);
+        if stale.exists() {
+            log::warn!(
+                "removing {}: it does not match the newly generated {}",
+                stale.display(),
+                vk_path.display()
+            );
+            fs::remove_file(&stale).map_err(|e| FilecoinError::io("remove", &stale, e))?;
+        }
+        let t = Instant::now();
+        srs.vk.write_file(&vk_path)?;
+        self.write_meta(&meta_path)?;
+        log::info!(
+            "generated {} in memory in {generate_secs:.1} s; wrote {} and {} in {:.2?}",
+            self,
+            vk_path.display(),
+            meta_path.display(),
+            t.elapsed()
+        );
+        Ok(InMemoryParams {
+            srs,
+            vk_path,
+            meta_path,
+            generate_secs,
+        })
+    }
+
+    fn generate_and_write<R: RngCore>(
+        &self,
+        cache_dir: &Path,
+        rng: &mut R,
+        how: How<'_>,
+    ) -> Result<GeneratedParams, FilecoinError> {
         fs::create_dir_all(cache_dir).map_err(|e| FilecoinError::io("create", cache_dir, e))?;
         let start = Instant::now();
-        let srs = match self.registered {
-            RegisteredProof::Seal(p) => {
-                fn g<Tree: 'static + MerkleTreeTrait>(
-                    p: filecoin_proofs_api::RegisteredSealProof,
-                    rng: &mut dyn RngCore,
-                    generator: Generator,
-                ) -> Result<Srs, FilecoinError> {
-                    keygen(porep::blank::<Tree>(p)?, rng, generator)
-                }
-                with_tree!(self.sector_size, g, p, &mut *rng, generator)?
-            }
-            RegisteredProof::PoSt(p) => {
-                fn g<Tree: 'static + MerkleTreeTrait>(
-                    p: filecoin_proofs_api::RegisteredPoStProof,
-                    rng: &mut dyn RngCore,
-                    generator: Generator,
-                ) -> Result<Srs, FilecoinError> {
-                    keygen(post::blank::<Tree>(p)?, rng, generator)
-                }
-                with_tree!(self.sector_size, g, p, &mut *rng, generator)?
-            }
-            RegisteredProof::Update(p) => {
-                fn g<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
-                    p: filecoin_proofs_api::RegisteredUpdateProof,
-                    rng: &mut dyn RngCore,
-                    generator: Generator,
-                ) -> Result<Srs, FilecoinError> {
-                    keygen(update::blank::<Tree>(p), rng, generator)
-                }
-                with_tree!(self.sector_size, g, p, &mut *rng, generator)?
-            }
-        };
+        let srs = self.make_srs(rng, how)?;
         let generate_secs = start.elapsed().as_secs_f64();
         let out = GeneratedParams {
             params_path: self.params_path(cache_dir),
@@ -253,12 +291,102 @@ impl CircuitSpec {
             meta_path: self.meta_path(cache_dir),
             generate_secs,
         };
+        let t = Instant::now();
         write_srs(&srs, &out.params_path, &out.vk_path)?;
-        let meta = format!("{{\"sector_size\":{}}}", self.sector_size);
-        write_atomic(&out.meta_path, meta.as_bytes())?;
-        log::info!("generated {} in {:.1} s", self, generate_secs);
+        self.write_meta(&out.meta_path)?;
+        log::info!(
+            "generated {} in {generate_secs:.1} s; wrote {} in {:.2?}",
+            self,
+            out.params_path.display(),
+            t.elapsed()
+        );
         Ok(out)
     }
+
+    fn write_meta(&self, path: &Path) -> Result<(), FilecoinError> {
+        let meta = format!("{{\"sector_size\":{}}}", self.sector_size);
+        write_atomic(path, meta.as_bytes())
+    }
+
+    /// The parameters of this circuit's blank circuit.
+    fn make_srs(&self, rng: &mut dyn RngCore, how: How<'_>) -> Result<Srs, FilecoinError> {
+        if let How::Filprove(fb) = how {
+            // The toxic waste first, as bellperson draws it; then the R1CS (PoRep and PoSt
+            // captured part by part, `blank_r1cs`).
+            let toxic = ToxicWaste::random(&mut &mut *rng);
+            let t = Instant::now();
+            let r1cs = self.blank_r1cs()?;
+            return Ok(filprove_groth16::keygen::generate_from_captured(
+                r1cs,
+                t.elapsed(),
+                &toxic,
+                fb,
+            )?);
+        }
+        match self.registered {
+            RegisteredProof::Seal(p) => {
+                fn g<Tree: 'static + MerkleTreeTrait>(
+                    p: filecoin_proofs_api::RegisteredSealProof,
+                    rng: &mut dyn RngCore,
+                    how: How<'_>,
+                ) -> Result<Srs, FilecoinError> {
+                    keygen(porep::blank::<Tree>(p)?, rng, how)
+                }
+                with_tree!(self.sector_size, g, p, &mut *rng, how)
+            }
+            RegisteredProof::PoSt(p) => {
+                fn g<Tree: 'static + MerkleTreeTrait>(
+                    p: filecoin_proofs_api::RegisteredPoStProof,
+                    rng: &mut dyn RngCore,
+                    how: How<'_>,
+                ) -> Result<Srs, FilecoinError> {
+                    keygen(post::blank::<Tree>(p)?, rng, how)
+                }
+                with_tree!(self.sector_size, g, p, &mut *rng, how)
+            }
+            RegisteredProof::Update(p) => {
+                fn g<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+                    p: filecoin_proofs_api::RegisteredUpdateProof,
+                    rng: &mut dyn RngCore,
+                    how: How<'_>,
+                ) -> Result<Srs, FilecoinError> {
+                    keygen(update::blank::<Tree>(p), rng, how)
+                }
+                with_tree!(self.sector_size, g, p, &mut *rng, how)
+            }
+        }
+    }
+}
+
+/// Parameters generated in memory ([`CircuitSpec::generate_in_memory`]).
+pub struct InMemoryParams {
+    /// The parameters.
+    pub srs: Srs,
+    /// The `.vk` file written.
+    pub vk_path: PathBuf,
+    /// The `.meta` file written.
+    pub meta_path: PathBuf,
+    /// Seconds spent generating (not writing).
+    pub generate_secs: f64,
+}
+
+impl std::fmt::Debug for InMemoryParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InMemoryParams")
+            .field("vk_path", &self.vk_path)
+            .field("meta_path", &self.meta_path)
+            .field("generate_secs", &self.generate_secs)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The generator a generation runs.
+#[derive(Clone, Copy)]
+enum How<'a> {
+    /// filprove's keygen, its fixed-base part on this implementation.
+    Filprove(&'a dyn FixedBaseMul),
+    /// bellperson's `generate_random_parameters`.
+    Bellperson,
 }
 
 /// Which parameter generator to run.
@@ -271,25 +399,21 @@ pub enum Generator {
     Bellperson,
 }
 
-/// Parameter generation for one blank circuit.
+/// bellperson's parameter generation for one blank circuit.
 fn keygen<C: Circuit<Fr>>(
     circuit: C,
     mut rng: &mut dyn RngCore,
-    generator: Generator,
+    how: How<'_>,
 ) -> Result<Srs, FilecoinError> {
-    match generator {
-        Generator::Filprove => Ok(filprove_groth16::keygen::generate_parameters(
-            circuit, &mut rng,
-        )?),
-        Generator::Bellperson => {
-            let params =
-                bellperson::groth16::generate_random_parameters::<filprove_groth16::Bls12, _, _>(
-                    circuit, &mut rng,
-                )
-                .map_err(|e| FilecoinError::Params(format!("bellperson generator: {e}")))?;
-            Ok(Srs::from(&params))
-        }
-    }
+    debug_assert!(
+        matches!(how, How::Bellperson),
+        "filprove's keygen starts from the R1CS"
+    );
+    let params = bellperson::groth16::generate_random_parameters::<filprove_groth16::Bls12, _, _>(
+        circuit, &mut rng,
+    )
+    .map_err(|e| FilecoinError::Params(format!("bellperson generator: {e}")))?;
+    Ok(Srs::from(&params))
 }
 
 fn write_srs(srs: &Srs, params_path: &Path, vk_path: &Path) -> Result<(), FilecoinError> {

@@ -75,12 +75,17 @@ fn every_size_passes_the_vanilla_verifiers() {
         let per_partition = if size >= 32 << 30 { 18 } else { 2 };
         assert_eq!(proofs(&c1).len(), partitions * per_partition, "{size}");
     }
-    // PoSt: WinningPoSt of every size; WindowPoSt partitions of test sizes and 32 GiB.
+    // PoSt and SnapDeals: WinningPoSt and SnapDeals of every size; WindowPoSt partitions of
+    // test sizes and 32 GiB.
     let dir = tempfile::tempdir().unwrap();
     for size in SIZES {
         let kinds: &[ProofKind] = match size {
-            s if s == 64 << 30 => &[ProofKind::WinningPoSt],
-            _ => &[ProofKind::WinningPoSt, ProofKind::WindowPoSt],
+            s if s == 64 << 30 => &[ProofKind::WinningPoSt, ProofKind::SnapDeals],
+            _ => &[
+                ProofKind::WinningPoSt,
+                ProofKind::WindowPoSt,
+                ProofKind::SnapDeals,
+            ],
         };
         let set = virtual_sector::make(dir.path(), size, kinds, 11).unwrap();
         for &kind in kinds {
@@ -113,7 +118,8 @@ fn virtual_inputs_are_deterministic_per_seed() {
 
 /// 2 KiB sectors (two challenges among 63 nodes) whose challenges coincide, and whose
 /// challenged node is a parent of the other challenge: both are proved with the CPU
-/// backend and verified by filecoin-proofs, as are a virtual WinningPoSt and WindowPoSt.
+/// backend and verified by filecoin-proofs, as are a virtual WinningPoSt, WindowPoSt and
+/// SnapDeals.
 #[test]
 fn virtual_2k_proofs_verify_traps_included() {
     common::env();
@@ -133,7 +139,11 @@ fn virtual_2k_proofs_verify_traps_included() {
         assert!(req.verify(&proof).unwrap(), "seed {seed}");
     }
     let dir = tempfile::tempdir().unwrap();
-    let kinds = [ProofKind::WinningPoSt, ProofKind::WindowPoSt];
+    let kinds = [
+        ProofKind::WinningPoSt,
+        ProofKind::WindowPoSt,
+        ProofKind::SnapDeals,
+    ];
     let set = virtual_sector::make(dir.path(), 2 << 10, &kinds, 3).unwrap();
     for kind in kinds {
         let req = set.request(kind).unwrap();

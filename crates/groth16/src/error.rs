@@ -74,6 +74,10 @@ pub enum ParamsError {
     /// A parameter manifest (parameters.json) could not be parsed.
     #[error("invalid parameter manifest: {0}")]
     Manifest(String),
+    /// The device that generation ran on failed (driver error, out of device memory, no
+    /// device): the inner error says which.
+    #[error("parameter generation on a device failed: {0}")]
+    Device(#[from] ProveError),
 }
 
 impl ParamsError {
@@ -88,6 +92,7 @@ impl ParamsError {
             Self::WrongCircuit { .. } => "params_wrong_circuit",
             Self::Generate(_) => "params_generate",
             Self::Manifest(_) => "params_manifest",
+            Self::Device(_) => "params_device",
         }
     }
 }

@@ -286,3 +286,129 @@ fn random_rng_entry_point_and_r1cs_counts() {
     assert_eq!(srs.h.len(), 63);
     assert_eq!(srs.l.len(), 51);
 }
+
+/// A [`keygen::FixedBaseMul`] that records what it is asked and delegates to the CPU one,
+/// optionally returning one point too few or failing.
+struct Recording {
+    inner: keygen::CpuFixedBase,
+    prepared: std::sync::Mutex<Vec<(usize, usize)>>,
+    g1_calls: std::sync::Mutex<Vec<usize>>,
+    g2_calls: std::sync::Mutex<Vec<usize>>,
+    released: std::sync::atomic::AtomicUsize,
+    short: bool,
+    fail: bool,
+    fail_prepare: bool,
+}
+
+impl Recording {
+    fn new(short: bool, fail: bool) -> Self {
+        Self {
+            inner: keygen::CpuFixedBase::new(),
+            prepared: Default::default(),
+            g1_calls: Default::default(),
+            g2_calls: Default::default(),
+            released: Default::default(),
+            short,
+            fail,
+            fail_prepare: false,
+        }
+    }
+}
+
+impl keygen::FixedBaseMul for Recording {
+    fn name(&self) -> String {
+        "recording".into()
+    }
+    fn prepare(&self, g1: usize, g2: usize) -> Result<(), filprove_groth16::ParamsError> {
+        self.prepared.lock().unwrap().push((g1, g2));
+        if self.fail_prepare {
+            return Err(filprove_groth16::ProveError::DeviceOutOfMemory {
+                device: "test".into(),
+                needed: 1,
+                free: 0,
+            }
+            .into());
+        }
+        self.inner.prepare(g1, g2)
+    }
+    fn g1(
+        &self,
+        s: &[Fr],
+    ) -> Result<Vec<filprove_groth16::G1Affine>, filprove_groth16::ParamsError> {
+        self.g1_calls.lock().unwrap().push(s.len());
+        if self.fail {
+            return Err(filprove_groth16::ProveError::Device {
+                device: "test".into(),
+                message: "injected".into(),
+            }
+            .into());
+        }
+        let mut v = self.inner.g1(s)?;
+        if self.short {
+            v.pop();
+        }
+        Ok(v)
+    }
+    fn g2(
+        &self,
+        s: &[Fr],
+    ) -> Result<Vec<filprove_groth16::G2Affine>, filprove_groth16::ParamsError> {
+        self.g2_calls.lock().unwrap().push(s.len());
+        self.inner.g2(s)
+    }
+    fn release(&self) {
+        self.released
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.inner.release();
+    }
+}
+
+#[test]
+fn fixed_base_seam_gets_every_query_and_its_errors_surface() {
+    let mut c = RandomCircuit::new(31, 3, 700);
+    c.only_b = 20;
+    let t = toxic(32);
+    let cpu = keygen::generate_parameters_with(c.clone(), &t).unwrap();
+    let rec = Recording::new(false, false);
+    let via = keygen::generate_parameters_using(c.clone(), &t, &rec).unwrap();
+    assert!(via == cpu, "parameters through the seam differ");
+    let g1: Vec<usize> = rec.g1_calls.lock().unwrap().clone();
+    let g2: Vec<usize> = rec.g2_calls.lock().unwrap().clone();
+    // h, l, ic, a, b_g1; then b_g2.
+    assert_eq!(
+        g1,
+        [
+            cpu.h.len(),
+            cpu.l.len(),
+            cpu.vk.ic.len(),
+            cpu.a.len(),
+            cpu.b_g1.len()
+        ]
+    );
+    assert_eq!(g2, [cpu.b_g2.len()]);
+    assert_eq!(
+        *rec.prepared.lock().unwrap(),
+        [(g1.iter().sum::<usize>(), cpu.b_g2.len())]
+    );
+    assert_eq!(rec.released.load(std::sync::atomic::Ordering::SeqCst), 1);
+
+    // The same through a captured R1CS.
+    let r1cs = R1csAssembly::synthesize(c.clone()).unwrap();
+    let rec = Recording::new(false, false);
+    assert!(keygen::generate_from_r1cs_using(&r1cs, &t, &rec).unwrap() == cpu);
+
+    let short = Recording::new(true, false);
+    let err = keygen::generate_parameters_using(c.clone(), &t, &short).unwrap_err();
+    assert_eq!(err.code(), "params_generate");
+    assert!(err.to_string().contains("expected"), "{err}");
+    assert_eq!(short.released.load(std::sync::atomic::Ordering::SeqCst), 1);
+
+    let failing = Recording::new(false, true);
+    let err = keygen::generate_parameters_using(c, &t, &failing).unwrap_err();
+    assert_eq!(err.code(), "params_device");
+    assert!(err.to_string().contains("injected"), "{err}");
+    assert_eq!(
+        failing.released.load(std::sync::atomic::Ordering::SeqCst),
+        1
+    );
+}

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 use filprove_filecoin::fixtures::FixtureSet;
-use filprove_filecoin::{Generator, ProofKind, ProofRequest};
+use filprove_filecoin::{ProofKind, ProofRequest};
 use filprove_groth16::Randomness;
 use rand::SeedableRng;
 
@@ -92,12 +92,9 @@ pub fn run(args: DemoArgs) -> Result<()> {
                 "generating test parameters for {}",
                 spec.short_name
             ));
-            let out = test_params::generate_circuit(
-                &spec,
-                &params_dir,
-                &mut rand_chacha::ChaCha20Rng::seed_from_u64(0),
-                Generator::Filprove,
-            )?;
+            test_params::refuse_replacing_circuit_files(&spec, &params_dir)?;
+            let out =
+                spec.generate_params(&params_dir, &mut rand_chacha::ChaCha20Rng::seed_from_u64(0))?;
             stage.done(&format!("{:.1} s", out.generate_secs));
         }
         let srs = backend::load_srs(&spec, &params_dir, false)?;

@@ -19,12 +19,11 @@ pub struct FixturesArgs {
     /// Sector size: 2KiB, 8MiB or 512MiB (sealed); with --virtual also 32GiB and 64GiB.
     #[arg(long, default_value = "2KiB")]
     pub sector_size: String,
-    /// Proof kinds to make inputs for (default: every kind; with --virtual every kind but
-    /// snap, which has no virtual form).
+    /// Proof kinds to make inputs for (default: every kind).
     #[arg(long, value_delimiter = ',')]
     pub kinds: Option<Vec<ProofKind>>,
-    /// Make a virtual sector instead of sealing one: valid PoRep, WinningPoSt and
-    /// WindowPoSt inputs of any size in seconds (WindowPoSt: one full partition).
+    /// Make a virtual sector instead of sealing one: valid inputs of every kind and any
+    /// size in seconds (WindowPoSt: one full partition; SnapDeals: an update with zero data).
     #[arg(long = "virtual", conflicts_with_all = ["synthetic_porep", "non_interactive_porep"])]
     pub virtual_sector: bool,
     /// Seed of the sector data and randomness.
@@ -50,36 +49,22 @@ pub fn sector_size(s: &str) -> Result<u64> {
 /// Runs `filprove fixtures`.
 pub fn run(args: FixturesArgs) -> Result<()> {
     let size = sector_size(&args.sector_size)?;
-    let set = if args.virtual_sector {
-        let kinds = args.kinds.clone().unwrap_or_else(|| {
-            vec![
-                ProofKind::PoRep,
-                ProofKind::WinningPoSt,
-                ProofKind::WindowPoSt,
-            ]
-        });
-        let stage = Stage::start(format!(
-            "making a virtual {} sector and writing inputs to {}",
-            args.sector_size,
-            args.out.display()
-        ));
-        let set = filprove_filecoin::virtual_sector::make(&args.out, size, &kinds, args.seed)?;
-        stage.done("");
-        set
+    let kinds = args
+        .kinds
+        .clone()
+        .unwrap_or_else(|| ProofKind::ALL.to_vec());
+    let (what, make): (_, fn(_, _, _, _) -> _) = if args.virtual_sector {
+        ("making a virtual", filprove_filecoin::virtual_sector::make)
     } else {
-        let kinds = args
-            .kinds
-            .clone()
-            .unwrap_or_else(|| ProofKind::ALL.to_vec());
-        let stage = Stage::start(format!(
-            "sealing a {} sector and writing inputs to {}",
-            args.sector_size,
-            args.out.display()
-        ));
-        let set = filprove_filecoin::fixtures::make(&args.out, size, &kinds, args.seed)?;
-        stage.done("");
-        set
+        ("sealing a", filprove_filecoin::fixtures::make)
     };
+    let stage = Stage::start(format!(
+        "{what} {} sector and writing inputs to {}",
+        args.sector_size,
+        args.out.display()
+    ));
+    let set = make(&args.out, size, &kinds, args.seed)?;
+    stage.done("");
     for (kind, path) in &set.requests {
         println!("{kind:<13} {}", path.display());
     }

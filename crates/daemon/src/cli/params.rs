@@ -5,11 +5,12 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use filprove_filecoin::{CircuitSpec, Generator, ProofKind};
+use filprove_groth16::keygen::{CpuFixedBase, FixedBaseMul};
 use filprove_groth16::params::{Checked, Manifest, ParamsHeader, ReadOptions};
 use filprove_groth16::Srs;
 use rand::SeedableRng;
 
-use super::backend::resolve_params_dir;
+use super::backend::{resolve_params_dir, BackendChoice};
 use super::stage::Stage;
 use super::test_params;
 
@@ -55,8 +56,9 @@ pub struct CheckArgs {
 #[derive(Args, Debug)]
 pub struct GenerateArgs {
     /// Where the test parameters go (default: .fixtures/params; the production cache
-    /// /var/tmp/filecoin-proof-parameters is refused). Point `prove`, `daemon` and
-    /// FIL_PROOFS_PARAMETER_CACHE at it to use them.
+    /// /var/tmp/filecoin-proof-parameters is refused, and 32 and 64 GiB circuits need a
+    /// directory given here, other than FIL_PROOFS_PARAMETER_CACHE). Point `prove`,
+    /// `daemon` and FIL_PROOFS_PARAMETER_CACHE at it to use them.
     #[arg(long)]
     params_dir: Option<PathBuf>,
     /// Circuits to generate, by short name (porep-2k, winning-2k, wpost-2k, snap-2k, ...).
@@ -68,9 +70,11 @@ pub struct GenerateArgs {
     /// Regenerate even when the files exist.
     #[arg(long)]
     force: bool,
-    /// Allow sizes that take hours (32 GiB, 64 GiB).
-    #[arg(long)]
-    allow_large: bool,
+    /// Where the fixed-base multiplications (every parameter point) run: `cuda` needs a
+    /// usable GPU, `auto` takes it when there is one and says so when falling back to the
+    /// CPU. The parameters are the same either way. Default: auto.
+    #[arg(long, value_enum, env = "FILPROVE_BACKEND")]
+    backend: Option<BackendChoice>,
     /// Use bellperson's generator (what filecoin-proofs runs) instead of ours: slow, for
     /// comparing the two on the same circuit.
     #[arg(long)]
@@ -142,13 +146,17 @@ pub fn run(cmd: ParamsCommand) -> Result<()> {
             a.circuit.as_deref(),
             a.validate,
         ),
-        ParamsCommand::Generate(a) => generate(
-            &test_params::test_params_dir(
-                a.params_dir.as_deref(),
-                Path::new(test_params::TEST_PARAMS_DIR),
-            )?,
-            &a,
-        ),
+        ParamsCommand::Generate(a) => {
+            // Before resolving: an explicit directory is exported as the cache from there on.
+            check_large_dir(&a)?;
+            generate(
+                &test_params::test_params_dir(
+                    a.params_dir.as_deref(),
+                    Path::new(test_params::TEST_PARAMS_DIR),
+                )?,
+                &a,
+            )
+        }
     }
 }
 
@@ -258,12 +266,93 @@ fn check(dir: &Path, only: Option<&str>, validate: bool) -> Result<()> {
     Ok(())
 }
 
-fn generate(dir: &Path, args: &GenerateArgs) -> Result<()> {
+/// Whether `dir` is the parameter cache filecoin-proofs reads by default: the
+/// `FIL_PROOFS_PARAMETER_CACHE` of this process's environment, or
+/// /var/tmp/filecoin-proof-parameters (compared after resolving links and `..`).
+pub fn is_default_cache(dir: &Path) -> bool {
+    let env = std::env::var_os(filprove_filecoin::params::PARAMETER_CACHE_ENV)
+        .filter(|e| !e.is_empty())
+        .map(PathBuf::from);
+    is_production_cache(dir) || env.is_some_and(|e| same_dir(&e, dir))
+}
+
+/// Whether `dir` is /var/tmp/filecoin-proof-parameters, where filecoin-proofs and Curio
+/// keep the network's parameters (compared after resolving links and `..`).
+pub fn is_production_cache(dir: &Path) -> bool {
+    same_dir(
+        Path::new(filprove_filecoin::params::DEFAULT_PARAMETER_CACHE),
+        dir,
+    )
+}
+
+/// Whether two paths name the same directory (resolved when they exist, made absolute
+/// otherwise).
+fn same_dir(a: &Path, b: &Path) -> bool {
+    let canon = |p: &Path| {
+        std::fs::canonicalize(p)
+            .or_else(|_| std::path::absolute(p))
+            .unwrap_or_else(|_| p.to_path_buf())
+    };
+    canon(a) == canon(b)
+}
+
+/// 32 and 64 GiB test parameters (tens of GB, insecure) only go to a directory named with
+/// `--params-dir` that is not the default parameter cache, where the network's parameters
+/// live.
+fn check_large_dir(args: &GenerateArgs) -> Result<()> {
     for name in &args.circuit {
         let spec = spec_by_name(name)?;
-        if spec.sector_size >= 32 << 30 && !args.allow_large {
-            bail!("{name}: generating {} parameters takes hours and ~100 GB; pass --allow-large to do it anyway", spec.short_name);
+        if spec.sector_size < 32 << 30 {
+            continue;
         }
+        let why = match args.params_dir.as_deref() {
+            None => "no --params-dir given".to_string(),
+            Some(d) if is_default_cache(d) => format!(
+                "--params-dir {} is the default parameter cache ({} or /var/tmp/filecoin-proof-parameters)",
+                d.display(),
+                filprove_filecoin::params::PARAMETER_CACHE_ENV
+            ),
+            Some(_) => continue,
+        };
+        bail!(
+            "{name}: test parameters of 32 and 64 GiB circuits (insecure, tens of GB) are written \
+             only to a directory of their own, never where the network's parameters live: pass \
+             --params-dir DIR with a directory other than the parameter cache ({why})"
+        );
+    }
+    Ok(())
+}
+
+/// The fixed-base implementation for `choice`, opened at run time: the first GPU for
+/// `cuda` (an error when none is usable) and `auto` (the CPU, said so, when none is).
+pub fn fixed_base(choice: BackendChoice) -> Result<Box<dyn FixedBaseMul>> {
+    let cuda = || -> std::result::Result<Box<dyn FixedBaseMul>, String> {
+        if std::env::var_os("BELLMAN_NO_GPU").is_some_and(|v| !v.is_empty() && v != "0") {
+            return Err("BELLMAN_NO_GPU is set".into());
+        }
+        filprove_cuda::GpuFixedBase::open(0, filprove_cuda::FixedBaseOptions::default())
+            .map(|f| Box::new(f) as Box<dyn FixedBaseMul>)
+            .map_err(|e| e.to_string())
+    };
+    let fb = match choice {
+        BackendChoice::Cpu => Box::new(CpuFixedBase::new()),
+        BackendChoice::Cuda => cuda().map_err(|why| anyhow::anyhow!("cuda unavailable: {why}"))?,
+        BackendChoice::Auto => cuda().unwrap_or_else(|why| {
+            tracing::warn!("cuda unavailable: {why}; fixed-base multiplications on the CPU");
+            Box::new(CpuFixedBase::new())
+        }),
+    };
+    tracing::info!(fixed_base = %fb.name(), "parameter points made on");
+    Ok(fb)
+}
+
+fn generate(dir: &Path, args: &GenerateArgs) -> Result<()> {
+    if args.bellperson && args.backend.is_some_and(|b| b != BackendChoice::Cpu) {
+        bail!("--bellperson runs bellperson's generator on the CPU; drop --backend");
+    }
+    let mut fb: Option<Box<dyn FixedBaseMul>> = None;
+    for name in &args.circuit {
+        let spec = spec_by_name(name)?;
         if spec.kind == ProofKind::PoRep {
             generate_aggregation_srs(dir, args)?;
         }
@@ -274,21 +363,27 @@ fn generate(dir: &Path, args: &GenerateArgs) -> Result<()> {
             );
             continue;
         }
-        let stage = Stage::start(format!(
-            "generating parameters for {name}{}",
-            if args.bellperson {
-                " with bellperson's generator"
-            } else {
-                ""
-            }
-        ));
+        test_params::refuse_replacing_circuit_files(&spec, dir)?;
         let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(args.seed);
-        let generator = if args.bellperson {
-            Generator::Bellperson
+        let (stage, out) = if args.bellperson {
+            let stage = Stage::start(format!(
+                "generating parameters for {name} with bellperson's generator"
+            ));
+            (
+                stage,
+                spec.generate_params_with(dir, &mut rng, Generator::Bellperson)?,
+            )
         } else {
-            Generator::Filprove
+            if fb.is_none() {
+                fb = Some(fixed_base(args.backend.unwrap_or(BackendChoice::Auto))?);
+            }
+            let fb = fb.as_deref().context("no fixed-base implementation")?;
+            let stage = Stage::start(format!(
+                "generating parameters for {name} (points on {})",
+                fb.name()
+            ));
+            (stage, spec.generate_params_using(dir, &mut rng, fb)?)
         };
-        let out = test_params::generate_circuit(&spec, dir, &mut rng, generator)?;
         stage.done(&format!(
             "{} (generation {:.1} s)",
             out.params_path.display(),

@@ -9,7 +9,7 @@
 //! never touch the disk.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -21,6 +21,7 @@ use filprove_groth16::Srs;
 use rand::SeedableRng;
 use serde_json::json;
 
+use super::backend::BackendChoice;
 use super::prove::read_input;
 use super::stage::Stage;
 
@@ -47,10 +48,9 @@ pub struct ProveBenchArgs {
     /// Seed of the generated parameters' toxic waste.
     #[arg(long, default_value_t = 0)]
     pub params_seed: u64,
-    /// Prover backend: cpu, cuda or auto (also the fixed-base multiplications of
-    /// --generate-params).
-    #[arg(long, default_value = "auto")]
-    pub backend: String,
+    /// Prover backend (also the fixed-base multiplications of --generate-params).
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    pub backend: BackendChoice,
     /// CPU synthesis workers (each synthesizes one partition at a time).
     #[arg(long, default_value_t = 2)]
     pub partition_workers: usize,
@@ -103,36 +103,15 @@ fn priority(kind: ProofKind) -> Priority {
     }
 }
 
-/// Refuses to write test keys where production parameters live.
-fn check_not_production_dir(dir: &Path) -> Result<()> {
-    let default = Path::new(filprove_filecoin::params::DEFAULT_PARAMETER_CACHE);
-    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => a == b,
-    };
-    if same(dir, default) {
-        bail!(
-            "--generate-params writes test verifying keys: give a --params-dir other than the \
-             default parameter cache {}",
-            default.display()
-        );
-    }
-    Ok(())
-}
-
-/// Generates `spec`'s parameters and returns them, leaving the `.vk` and `.meta` in `dir`.
-fn generate(spec: &CircuitSpec, dir: &Path, rng: &mut rand_chacha::ChaCha20Rng) -> Result<Srs> {
-    let out = spec.generate_params(dir, rng)?;
-    let srs = spec.load_srs(dir, false)?;
-    std::fs::remove_file(&out.params_path)
-        .with_context(|| format!("cannot remove {}", out.params_path.display()))?;
-    Ok(srs)
-}
-
 /// Runs `filprove prove-bench`.
 pub fn run(args: ProveBenchArgs) -> Result<()> {
-    if args.generate_params {
-        check_not_production_dir(&args.params_dir)?;
+    if args.generate_params && super::params::is_default_cache(&args.params_dir) {
+        bail!(
+            "--generate-params writes test verifying keys: give a --params-dir other than the \
+             default parameter cache ({} or {})",
+            filprove_filecoin::params::PARAMETER_CACHE_ENV,
+            filprove_filecoin::params::DEFAULT_PARAMETER_CACHE
+        );
     }
     std::fs::create_dir_all(&args.params_dir)
         .with_context(|| format!("cannot create {}", args.params_dir.display()))?;
@@ -155,21 +134,30 @@ pub fn run(args: ProveBenchArgs) -> Result<()> {
         circuits.insert(spec.short_name.clone(), spec);
     }
 
-    let backends = crate::server::backends::build(&args.backend, args.gpu_workers)?;
     let mut keygen_s = BTreeMap::new();
     let mut generated: HashMap<String, Srs> = HashMap::new();
     if args.generate_params {
+        // The fixed-base tables and buffers are freed (dropped) before proving starts.
+        let fb = super::params::fixed_base(args.backend)?;
         for (name, spec) in &circuits {
             let stage = Stage::start(format!("generating the parameters of {name} in memory"));
             let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(args.params_seed);
             let t = Instant::now();
-            let srs = generate(spec, &args.params_dir, &mut rng)?;
+            let srs = spec
+                .generate_in_memory(&args.params_dir, &mut rng, fb.as_ref())?
+                .srs;
             let secs = t.elapsed().as_secs_f64();
             stage.done("");
             keygen_s.insert(name.clone(), secs);
             generated.insert(name.clone(), srs);
         }
     }
+    let backend = match args.backend {
+        BackendChoice::Auto => "auto",
+        BackendChoice::Cpu => "cpu",
+        BackendChoice::Cuda => "cuda",
+    };
+    let backends = crate::server::backends::build(backend, args.gpu_workers)?;
     let srs_bytes: u64 = generated
         .values()
         .map(filprove_engine::srs::srs_size_bytes)
@@ -270,7 +258,7 @@ pub fn run(args: ProveBenchArgs) -> Result<()> {
     );
     if let Some(path) = &args.report {
         let report = json!({
-            "backend": args.backend,
+            "backend": backend,
             "partition_workers": args.partition_workers,
             "gpu_workers": args.gpu_workers,
             "keygen_s": keygen_s,

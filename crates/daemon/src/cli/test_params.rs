@@ -6,10 +6,9 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use filprove_filecoin::{CircuitSpec, GeneratedParams, Generator};
+use filprove_filecoin::CircuitSpec;
 use filprove_groth16::params::{Checked, Manifest};
 use filprove_groth16::ParamsError;
-use rand_chacha::ChaCha20Rng;
 
 use super::backend::resolve_params_dir;
 
@@ -23,13 +22,11 @@ pub const TEST_PARAMS_DIR: &str = ".fixtures/params";
 /// (`/var/tmp/filecoin-proof-parameters`) is refused.
 pub fn test_params_dir(explicit: Option<&Path>, default: &Path) -> Result<PathBuf> {
     let dir = explicit.unwrap_or(default);
-    let production = Path::new(filprove_filecoin::params::DEFAULT_PARAMETER_CACHE);
-    let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-    if canonical(dir) == canonical(production) {
+    if super::params::is_production_cache(dir) {
         bail!(
             "{} is the production parameter cache: test parameters (random toxic waste) go to a \
              directory of their own (--params-dir)",
-            production.display()
+            dir.display()
         );
     }
     if explicit.is_none() {
@@ -62,21 +59,15 @@ pub fn refuse_replacing_network_files(manifest: &Manifest, paths: &[PathBuf]) ->
     Ok(())
 }
 
-/// Generates `spec`'s test parameters into `dir` after checking that no network file there
-/// would be replaced.
-pub fn generate_circuit(
-    spec: &CircuitSpec,
-    dir: &Path,
-    rng: &mut ChaCha20Rng,
-    generator: Generator,
-) -> Result<GeneratedParams> {
+/// Fails when writing `spec`'s test parameters into `dir` would replace a network file
+/// (its `.params`, `.vk` or `.meta`).
+pub fn refuse_replacing_circuit_files(spec: &CircuitSpec, dir: &Path) -> Result<()> {
     let targets = [
         spec.params_path(dir),
         spec.vk_path(dir),
         spec.meta_path(dir),
     ];
-    refuse_replacing_network_files(&super::params::network_manifest()?, &targets)?;
-    Ok(spec.generate_params_with(dir, rng, generator)?)
+    refuse_replacing_network_files(&super::params::network_manifest()?, &targets)
 }
 
 #[cfg(test)]

@@ -228,3 +228,36 @@ impl crate::kinds::CircuitSpec {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use filecoin_proofs::SectorShapeBase as Tree;
+    use filprove_groth16::keygen::R1csAssembly;
+
+    use super::{porep, post};
+    use crate::kinds::{CircuitSpec, RegisteredProof};
+
+    /// The parameter-generation R1CS of PoRep (from its head and first challenge) and of
+    /// PoSt (from one sector) equals the R1CS of the whole blank circuit: 2 challenges or
+    /// sectors at these sizes, WinningPoSt's 66 one-challenge sectors; 18 challenges and
+    /// 2,349 sectors at 32 GiB follow the same rule.
+    #[test]
+    fn parted_r1cs_equals_the_whole_blank_circuit() {
+        for name in ["porep-2k", "porep-8m", "wpost-2k", "wpost-8m", "winning-2k"] {
+            let spec = CircuitSpec::from_short_name(name).unwrap();
+            let whole = match spec.registered {
+                RegisteredProof::Seal(p) => {
+                    R1csAssembly::synthesize(porep::blank::<Tree>(p).unwrap())
+                }
+                RegisteredProof::PoSt(p) => {
+                    R1csAssembly::synthesize(post::blank::<Tree>(p).unwrap())
+                }
+                RegisteredProof::Update(_) => unreachable!("not parted"),
+            }
+            .unwrap();
+            let parted = spec.blank_r1cs().unwrap();
+            assert_eq!(parted.num_constraints(), whole.num_constraints(), "{name}");
+            assert!(parted == whole, "{name}: the parted R1CS differs");
+        }
+    }
+}

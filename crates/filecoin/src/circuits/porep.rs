@@ -444,28 +444,3 @@ pub(crate) fn all_public_inputs(
     }
     with_tree!(u64::from(c1.registered_proof.sector_size()), inner, c1)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The parameter-generation R1CS from the head and first challenge equals the R1CS of
-    /// the whole blank circuit (2 challenges at these sizes; 18 at 32 GiB, same rule).
-    #[test]
-    fn parted_r1cs_equals_the_whole_blank_circuit() {
-        type Tree = filecoin_proofs::SectorShapeBase;
-        for registered in [
-            RegisteredSealProof::StackedDrg2KiBV1_1,
-            RegisteredSealProof::StackedDrg8MiBV1_1,
-        ] {
-            let parted = r1cs(registered).unwrap();
-            let whole = R1csAssembly::synthesize(blank::<Tree>(registered).unwrap()).unwrap();
-            assert_eq!(
-                parted.num_constraints(),
-                whole.num_constraints(),
-                "{registered:?}"
-            );
-            assert!(parted == whole, "{registered:?}: the parted R1CS differs");
-        }
-    }
-}

@@ -354,29 +354,3 @@ pub(crate) fn r1cs(registered: RegisteredPoStProof) -> Result<R1csAssembly, File
     }
     with_tree!(u64::from(registered.sector_size()), inner, registered)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The parameter-generation R1CS from one sector equals the whole blank circuit's
-    /// (WindowPoSt: 2 sectors at 2 KiB and 8 MiB; WinningPoSt: 1).
-    #[test]
-    fn parted_r1cs_equals_the_whole_blank_circuit() {
-        type Tree = filecoin_proofs::SectorShapeBase;
-        for registered in [
-            RegisteredPoStProof::StackedDrgWindow2KiBV1_2,
-            RegisteredPoStProof::StackedDrgWindow8MiBV1_2,
-            RegisteredPoStProof::StackedDrgWinning2KiBV1,
-        ] {
-            let parted = r1cs(registered).unwrap();
-            let whole = R1csAssembly::synthesize(blank::<Tree>(registered).unwrap()).unwrap();
-            assert_eq!(
-                parted.num_constraints(),
-                whole.num_constraints(),
-                "{registered:?}"
-            );
-            assert!(parted == whole, "{registered:?}: the parted R1CS differs");
-        }
-    }
-}

@@ -12,6 +12,7 @@
 mod porep;
 mod post;
 mod tree;
+mod update;
 
 use std::path::Path;
 
@@ -85,9 +86,9 @@ pub(crate) fn prf(seed: u64, tag: &[u8], words: &[u64]) -> [u8; 32] {
 /// Makes the requests of `kinds` for a virtual sector of `sector_size` (any published size)
 /// and writes them into `out_dir` under the names [`crate::fixtures::make`] uses
 /// (`porep.request.json`, `porep-c1.json`, `porep-c1-wrapped.json`,
-/// `winning-post.request.json`, `window-post.request.json`). Every request is validated
-/// (filecoin-proofs' vanilla verifiers) before it is written. SnapDeals has no virtual form
-/// (docs/virtual-sectors.md says why).
+/// `winning-post.request.json`, `window-post.request.json`, `snap.request.json`). Every
+/// request is validated (filecoin-proofs' vanilla verifiers) before it is written.
+/// SnapDeals updates the virtual sector with zero data (docs/virtual-sectors.md).
 pub fn make(
     out_dir: &Path,
     sector_size: u64,
@@ -107,13 +108,7 @@ pub fn make(
                 let req: ProofRequest = post::request(&sector, kind)?;
                 set.put(kind, &req)?;
             }
-            ProofKind::SnapDeals => {
-                return Err(FilecoinError::Unsupported(
-                    "SnapDeals has no virtual sector (its challenges come from comm_r_new); \
-                     seal a small sector with `filprove fixtures` instead"
-                        .into(),
-                ))
-            }
+            ProofKind::SnapDeals => set.put(kind, &update::request(&sector)?)?,
         }
     }
     Ok(set)

@@ -7,12 +7,120 @@
 //! brought to affine form per chunk with one field inversion (Montgomery's trick) instead
 //! of one per point.
 
+use std::sync::{Arc, Mutex};
+
 use ff::{BatchInvert, Field};
 use group::prime::PrimeCurveAffine;
 use group::Curve;
 use rayon::prelude::*;
 
+use crate::error::ParamsError;
 use crate::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+
+/// Multiples of the standard generators: the fixed-base part of parameter generation
+/// (every point of a parameter set is `s * G1::generator()` or `s * G2::generator()` for
+/// a scalar `s` computed from the toxic waste).
+///
+/// Implementations must return exactly what [`CpuFixedBase`] returns: affine points are
+/// unique, and a zero scalar gives the identity as blstrs represents it
+/// (`G1Affine::identity()`, all-zero limbs).
+pub trait FixedBaseMul: Send + Sync {
+    /// A name for logs ("cpu", "cuda:0 NVIDIA H200").
+    fn name(&self) -> String;
+
+    /// Announces one parameter generation: about `g1_points` G1 and `g2_points` G2
+    /// multiplications follow, over several calls. Tables may be built here (sized for
+    /// those counts); calls without it must work too.
+    fn prepare(&self, g1_points: usize, g2_points: usize) -> Result<(), ParamsError> {
+        let _ = (g1_points, g2_points);
+        Ok(())
+    }
+
+    /// `s * G1::generator()` for each scalar, in order.
+    fn g1(&self, scalars: &[Fr]) -> Result<Vec<G1Affine>, ParamsError>;
+
+    /// `s * G2::generator()` for each scalar, in order.
+    fn g2(&self, scalars: &[Fr]) -> Result<Vec<G2Affine>, ParamsError>;
+
+    /// The generation's points are made: tables and buffers may be freed (a later
+    /// [`FixedBaseMul::prepare`] or call builds them again).
+    fn release(&self) {}
+}
+
+/// The CPU implementation: signed-window tables of each generator ([`FixedBaseTable`]),
+/// built at the first use (sized for [`FixedBaseMul::prepare`]'s counts when given) and
+/// kept until [`FixedBaseMul::release`]; multiplications run on rayon's pool.
+#[derive(Default)]
+pub struct CpuFixedBase {
+    /// Announced (G1, G2) point counts.
+    hint: Mutex<(usize, usize)>,
+    g1: Mutex<Option<Arc<FixedBaseTable<G1Projective>>>>,
+    g2: Mutex<Option<Arc<FixedBaseTable<G2Projective>>>>,
+}
+
+impl CpuFixedBase {
+    /// No tables yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The table in `slot`, built for about `n` multiplications when absent.
+    fn table<G: JacobianCurve>(
+        slot: &Mutex<Option<Arc<FixedBaseTable<G>>>>,
+        n: usize,
+    ) -> Result<Arc<FixedBaseTable<G>>, ParamsError>
+    where
+        G::AffineRepr: PrimeCurveAffine<Curve = G> + Send + Sync + Copy,
+    {
+        let mut guard = slot
+            .lock()
+            .map_err(|_| ParamsError::Generate("fixed-base table lock poisoned".into()))?;
+        let table = guard.get_or_insert_with(|| Arc::new(FixedBaseTable::new(G::generator(), n)));
+        Ok(Arc::clone(table))
+    }
+
+    fn hint(&self) -> (usize, usize) {
+        self.hint.lock().map(|h| *h).unwrap_or((0, 0))
+    }
+}
+
+impl FixedBaseMul for CpuFixedBase {
+    fn name(&self) -> String {
+        "cpu".into()
+    }
+
+    fn prepare(&self, g1_points: usize, g2_points: usize) -> Result<(), ParamsError> {
+        if let Ok(mut h) = self.hint.lock() {
+            *h = (g1_points, g2_points);
+        }
+        Ok(())
+    }
+
+    fn g1(&self, scalars: &[Fr]) -> Result<Vec<G1Affine>, ParamsError> {
+        if scalars.is_empty() {
+            return Ok(Vec::new());
+        }
+        let n = self.hint().0.max(scalars.len());
+        Ok(Self::table(&self.g1, n)?.mul_all(scalars))
+    }
+
+    fn g2(&self, scalars: &[Fr]) -> Result<Vec<G2Affine>, ParamsError> {
+        if scalars.is_empty() {
+            return Ok(Vec::new());
+        }
+        let n = self.hint().1.max(scalars.len());
+        Ok(Self::table(&self.g2, n)?.mul_all(scalars))
+    }
+
+    fn release(&self) {
+        if let Ok(mut t) = self.g1.lock() {
+            *t = None;
+        }
+        if let Ok(mut t) = self.g2.lock() {
+            *t = None;
+        }
+    }
+}
 
 /// A projective (Jacobian) curve group whose coordinates are accessible, so that points can
 /// be normalised in batches.
@@ -379,6 +487,38 @@ mod tests {
         for s in &scalars[..20] {
             assert_eq!(t1.mul(s), G1Projective::generator() * s);
         }
+    }
+
+    #[test]
+    fn cpu_fixed_base_keeps_its_tables_until_released() {
+        let fb = CpuFixedBase::new();
+        assert!(fb.g1(&[]).unwrap().is_empty());
+        assert!(fb.g2(&[]).unwrap().is_empty());
+        assert!(
+            fb.g1.lock().unwrap().is_none(),
+            "no table for an empty call"
+        );
+        fb.prepare(1 << 20, 10).unwrap();
+        let s = [Fr::from(3u64), Fr::ZERO, -Fr::from(7u64)];
+        let g1 = fb.g1(&s).unwrap();
+        let w = fb.g1.lock().unwrap().as_ref().map(|t| t.w);
+        assert_eq!(
+            w,
+            Some(window_for(1 << 20)),
+            "sized for the announced count"
+        );
+        assert_eq!(fb.g1(&s).unwrap(), g1);
+        let g2 = fb.g2(&s).unwrap();
+        for (i, x) in s.iter().enumerate() {
+            assert_eq!(g1[i], (G1Projective::generator() * x).to_affine());
+            assert_eq!(g2[i], (G2Projective::generator() * x).to_affine());
+        }
+        assert_eq!(g1[1], G1Affine::identity());
+        assert_eq!(g2[1], G2Affine::identity());
+        fb.release();
+        assert!(fb.g1.lock().unwrap().is_none() && fb.g2.lock().unwrap().is_none());
+        assert_eq!(fb.g1(&s).unwrap(), g1);
+        assert_eq!(fb.name(), "cpu");
     }
 
     #[test]

@@ -8,10 +8,11 @@
 //! - the Lagrange basis at tau is computed directly with batch inversions instead of an
 //!   inverse FFT;
 //! - the QAP polynomials are evaluated in parallel without sorting the matrices;
-//! - every point is a fixed-base multiplication of a generator with precomputed signed
-//!   window tables (mixed additions only), and points are normalised to affine in batches
-//!   with one inversion per chunk (bellperson normalises each point with its own
-//!   inversion).
+//! - every point is a fixed-base multiplication of a generator ([`FixedBaseMul`]: on the
+//!   CPU, [`CpuFixedBase`]'s precomputed signed window tables, mixed additions only, points
+//!   normalised to affine in batches with one inversion per chunk where bellperson
+//!   normalises each point with its own inversion; `filprove-cuda` has a GPU one). The
+//!   `*_using` entry points take the implementation, the others use the CPU.
 //!
 //! What is computed (m = domain size, the next power of two of the constraint count):
 //! h_i = tau^i (tau^m - 1) / delta for i < m - 1; for each variable, A/B/C polynomials at
@@ -35,8 +36,8 @@ use rayon::prelude::*;
 
 use crate::error::ParamsError;
 use crate::{Fr, G1Projective, G2Projective, Srs, VerifyingKey};
-use fixed_base::FixedBaseTable;
 
+pub use fixed_base::{CpuFixedBase, FixedBaseMul};
 pub use r1cs::R1csAssembly;
 
 /// The secret scalars of a Groth16 setup. Whoever knows them can forge proofs: use
@@ -81,7 +82,7 @@ impl ToxicWaste {
 }
 
 /// Generates parameters for `circuit` with toxic waste drawn from `rng`
-/// ([`ToxicWaste::random`]).
+/// ([`ToxicWaste::random`]), on the CPU.
 pub fn generate_parameters<C: Circuit<Fr>, R: RngCore>(
     circuit: C,
     rng: &mut R,
@@ -89,25 +90,65 @@ pub fn generate_parameters<C: Circuit<Fr>, R: RngCore>(
     generate_parameters_with(circuit, &ToxicWaste::random(rng))
 }
 
-/// Generates parameters for `circuit` from the given toxic waste: the same parameters as
-/// bellperson's `generate_parameters(circuit, G1::generator(), G2::generator(), alpha,
-/// beta, gamma, delta, tau)`.
+/// Generates parameters for `circuit` from the given toxic waste, on the CPU: the same
+/// parameters as bellperson's `generate_parameters(circuit, G1::generator(),
+/// G2::generator(), alpha, beta, gamma, delta, tau)`.
 pub fn generate_parameters_with<C: Circuit<Fr>>(
     circuit: C,
     toxic: &ToxicWaste,
 ) -> Result<Srs, ParamsError> {
+    generate_parameters_using(circuit, toxic, &CpuFixedBase::new())
+}
+
+/// [`generate_parameters_with`] with the fixed-base multiplications done by `fb` (the
+/// result does not depend on it). The captured R1CS is freed before the multiplications.
+pub fn generate_parameters_using<C: Circuit<Fr>>(
+    circuit: C,
+    toxic: &ToxicWaste,
+    fb: &dyn FixedBaseMul,
+) -> Result<Srs, ParamsError> {
     let t = Instant::now();
     let r1cs = R1csAssembly::synthesize(circuit)?;
+    generate_from_captured(r1cs, t.elapsed(), toxic, fb)
+}
+
+/// Generates parameters for a captured R1CS that took `capture` to capture (logged), freeing
+/// it before the fixed-base multiplications (`fb`).
+pub fn generate_from_captured(
+    r1cs: R1csAssembly,
+    capture: std::time::Duration,
+    toxic: &ToxicWaste,
+    fb: &dyn FixedBaseMul,
+) -> Result<Srs, ParamsError> {
     log::info!(
-        "keygen: synthesized {} constraints, {} inputs, {} aux, nnz A/B/C {:?} ({} MiB) in {:.2?}",
+        "keygen: R1CS capture: {} constraints, {} inputs, {} aux, nnz A/B/C {:?} (not one: {:?}; {} MiB used, {} MiB held) in {:.2?}",
         r1cs.num_constraints(),
         r1cs.num_inputs(),
         r1cs.num_aux(),
         r1cs.nnz(),
+        r1cs.stored_coeffs(),
+        r1cs.used_bytes() >> 20,
         r1cs.heap_bytes() >> 20,
-        t.elapsed()
+        capture
     );
-    generate_from_r1cs(&r1cs, toxic)
+    let scalars = QapScalars::evaluate(&r1cs, toxic)?;
+    drop(r1cs);
+    scalars.into_srs(toxic, fb)
+}
+
+/// Generates parameters for an already captured R1CS, on the CPU (see
+/// [`generate_parameters_with`]).
+pub fn generate_from_r1cs(r1cs: &R1csAssembly, toxic: &ToxicWaste) -> Result<Srs, ParamsError> {
+    generate_from_r1cs_using(r1cs, toxic, &CpuFixedBase::new())
+}
+
+/// [`generate_from_r1cs`] with the fixed-base multiplications done by `fb`.
+pub fn generate_from_r1cs_using(
+    r1cs: &R1csAssembly,
+    toxic: &ToxicWaste,
+    fb: &dyn FixedBaseMul,
+) -> Result<Srs, ParamsError> {
+    QapScalars::evaluate(r1cs, toxic)?.into_srs(toxic, fb)
 }
 
 /// (beta A + alpha B + C) * inv for each variable.
@@ -119,90 +160,152 @@ fn scaled(at: &[Fr], bt: &[Fr], ct: &[Fr], toxic: &ToxicWaste, inv: Fr) -> Vec<F
         .collect()
 }
 
-/// Generates parameters for an already captured R1CS (see [`generate_parameters_with`]).
-pub fn generate_from_r1cs(r1cs: &R1csAssembly, toxic: &ToxicWaste) -> Result<Srs, ParamsError> {
-    let t0 = Instant::now();
-    let gamma_inv = Option::<Fr>::from(toxic.gamma.invert())
-        .ok_or_else(|| ParamsError::Generate("gamma is zero".into()))?;
-    let delta_inv = Option::<Fr>::from(toxic.delta.invert())
-        .ok_or_else(|| ParamsError::Generate("delta is zero".into()))?;
-    let (n_in, n_aux) = (r1cs.num_inputs(), r1cs.num_aux());
-    let exp = domain::log_domain(r1cs.num_constraints())?;
-    let m = 1usize << exp;
+/// The scalars of every parameter point but h (made when needed: they are a geometric
+/// sequence).
+struct QapScalars {
+    /// log2 of the domain.
+    exp: u32,
+    /// (beta A + alpha B + C) / delta per aux variable.
+    l: Vec<Fr>,
+    /// (beta A + alpha B + C) / gamma per input.
+    ic: Vec<Fr>,
+    /// The non-zero A values, inputs first.
+    a: Vec<Fr>,
+    /// The non-zero B values, inputs first.
+    b: Vec<Fr>,
+    delta_inv: Fr,
+}
 
-    // QAP polynomials of every variable at tau.
-    let lagrange = domain::lagrange_at(toxic.tau, exp);
-    let (at_in, at_aux) = r1cs.a.evaluate(&lagrange, n_in, n_aux);
-    let (bt_in, bt_aux) = r1cs.b.evaluate(&lagrange, n_in, n_aux);
-    let (ct_in, ct_aux) = r1cs.c.evaluate(&lagrange, n_in, n_aux);
-    drop(lagrange);
+impl QapScalars {
+    /// The QAP polynomials of every variable at tau, from the Lagrange basis.
+    fn evaluate(r1cs: &R1csAssembly, toxic: &ToxicWaste) -> Result<Self, ParamsError> {
+        let t0 = Instant::now();
+        let gamma_inv = Option::<Fr>::from(toxic.gamma.invert())
+            .ok_or_else(|| ParamsError::Generate("gamma is zero".into()))?;
+        let delta_inv = Option::<Fr>::from(toxic.delta.invert())
+            .ok_or_else(|| ParamsError::Generate("delta is zero".into()))?;
+        let (n_in, n_aux) = (r1cs.num_inputs(), r1cs.num_aux());
+        let exp = domain::log_domain(r1cs.num_constraints())?;
 
-    let l_scalars = scaled(&at_aux, &bt_aux, &ct_aux, toxic, delta_inv);
-    drop(ct_aux);
-    if let Some(i) = l_scalars
-        .par_iter()
-        .position_first(|s| bool::from(s.is_zero()))
-    {
-        return Err(ParamsError::Generate(format!(
-            "aux variable {i} is unconstrained (its l point would be the identity)"
-        )));
+        let lagrange = domain::lagrange_at(toxic.tau, exp);
+        let t_lagrange = t0.elapsed();
+        let (at_in, at_aux) = r1cs.a.evaluate(&lagrange, n_in, n_aux);
+        let (bt_in, bt_aux) = r1cs.b.evaluate(&lagrange, n_in, n_aux);
+        let (ct_in, ct_aux) = r1cs.c.evaluate(&lagrange, n_in, n_aux);
+        drop(lagrange);
+
+        let l = scaled(&at_aux, &bt_aux, &ct_aux, toxic, delta_inv);
+        drop(ct_aux);
+        if let Some(i) = l.par_iter().position_first(|s| bool::from(s.is_zero())) {
+            return Err(ParamsError::Generate(format!(
+                "aux variable {i} is unconstrained (its l point would be the identity)"
+            )));
+        }
+        let ic = scaled(&at_in, &bt_in, &ct_in, toxic, gamma_inv);
+        let nonzero = |inp: &[Fr], aux: &[Fr]| -> Vec<Fr> {
+            let mut v: Vec<Fr> = inp
+                .iter()
+                .copied()
+                .filter(|s| !bool::from(s.is_zero()))
+                .collect();
+            v.par_extend(aux.par_iter().copied().filter(|s| !bool::from(s.is_zero())));
+            v
+        };
+        let a = nonzero(&at_in, &at_aux);
+        drop((at_in, at_aux));
+        let b = nonzero(&bt_in, &bt_aux);
+        drop((bt_in, bt_aux));
+        log::info!(
+            "keygen: Lagrange basis (2^{exp}) in {t_lagrange:.2?}, QAP at tau in {:.2?}",
+            t0.elapsed() - t_lagrange
+        );
+        Ok(Self {
+            exp,
+            l,
+            ic,
+            a,
+            b,
+            delta_inv,
+        })
     }
-    let ic_scalars = scaled(&at_in, &bt_in, &ct_in, toxic, gamma_inv);
-    let nonzero = |inp: &[Fr], aux: &[Fr]| -> Vec<Fr> {
-        let mut v: Vec<Fr> = inp
-            .iter()
-            .copied()
-            .filter(|s| !bool::from(s.is_zero()))
-            .collect();
-        v.par_extend(aux.par_iter().copied().filter(|s| !bool::from(s.is_zero())));
-        v
-    };
-    let a_scalars = nonzero(&at_in, &at_aux);
-    drop((at_in, at_aux));
-    let b_scalars = nonzero(&bt_in, &bt_aux);
-    drop((bt_in, bt_aux));
-    // h_i = tau^i t(tau) / delta.
-    let mut h_scalars = vec![Fr::ZERO; m - 1];
-    let t_tau = toxic.tau.pow_vartime([m as u64]) - Fr::ONE;
-    domain::geometric(&mut h_scalars, t_tau * delta_inv, toxic.tau);
-    log::info!("keygen: QAP at tau in {:.2?}", t0.elapsed());
 
-    let t1 = Instant::now();
-    let g1_count =
-        h_scalars.len() + l_scalars.len() + ic_scalars.len() + a_scalars.len() + b_scalars.len();
-    let g1 = FixedBaseTable::new(G1Projective::generator(), g1_count);
-    let h = g1.mul_all(&h_scalars);
-    drop(h_scalars);
-    let l = g1.mul_all(&l_scalars);
-    drop(l_scalars);
-    let ic = g1.mul_all(&ic_scalars);
-    let a = g1.mul_all(&a_scalars);
-    drop(a_scalars);
-    let b_g1 = g1.mul_all(&b_scalars);
-    drop(g1);
-    log::info!("keygen: {g1_count} G1 points in {:.2?}", t1.elapsed());
-    let t2 = Instant::now();
-    let g2 = FixedBaseTable::new(G2Projective::generator(), b_scalars.len());
-    let b_g2 = g2.mul_all(&b_scalars);
-    drop(g2);
-    log::info!("keygen: {} G2 points in {:.2?}", b_g2.len(), t2.elapsed());
+    /// Every point, through `fb`, and the verifying key.
+    fn into_srs(self, toxic: &ToxicWaste, fb: &dyn FixedBaseMul) -> Result<Srs, ParamsError> {
+        let m = 1usize << self.exp;
+        let g1_count = (m - 1) + self.l.len() + self.ic.len() + self.a.len() + self.b.len();
+        let (t, g2_count) = (Instant::now(), self.b.len());
+        let result = fb.prepare(g1_count, g2_count).and_then(|()| {
+            log::info!(
+                "keygen: fixed-base on {}: prepared for {g1_count} G1 and {g2_count} G2 points in {:.2?}",
+                fb.name(),
+                t.elapsed()
+            );
+            self.points(toxic, fb)
+        });
+        fb.release();
+        result
+    }
 
-    let (g1, g2) = (G1Projective::generator(), G2Projective::generator());
-    let vk = VerifyingKey {
-        alpha_g1: (g1 * toxic.alpha).to_affine(),
-        beta_g1: (g1 * toxic.beta).to_affine(),
-        beta_g2: (g2 * toxic.beta).to_affine(),
-        gamma_g2: (g2 * toxic.gamma).to_affine(),
-        delta_g1: (g1 * toxic.delta).to_affine(),
-        delta_g2: (g2 * toxic.delta).to_affine(),
-        ic,
-    };
-    Ok(Srs {
-        vk,
-        h,
-        l,
-        a,
-        b_g1,
-        b_g2,
-    })
+    fn points(self, toxic: &ToxicWaste, fb: &dyn FixedBaseMul) -> Result<Srs, ParamsError> {
+        fn timed<T>(
+            what: &str,
+            n: usize,
+            f: impl FnOnce() -> Result<Vec<T>, ParamsError>,
+        ) -> Result<Vec<T>, ParamsError> {
+            let t = Instant::now();
+            let v = f()?;
+            if v.len() != n {
+                return Err(ParamsError::Generate(format!(
+                    "fixed-base multiplication returned {} points for {what}, expected {n}",
+                    v.len()
+                )));
+            }
+            let dt = t.elapsed();
+            log::info!(
+                "keygen: {what}: {n} points in {dt:.2?} ({:.1} M points/s)",
+                n as f64 / dt.as_secs_f64().max(1e-9) / 1e6
+            );
+            Ok(v)
+        }
+        let Self {
+            exp,
+            l,
+            ic,
+            a,
+            b,
+            delta_inv,
+        } = self;
+        let m = 1usize << exp;
+        // h_i = tau^i t(tau) / delta.
+        let mut h_scalars = vec![Fr::ZERO; m - 1];
+        let t_tau = toxic.tau.pow_vartime([m as u64]) - Fr::ONE;
+        domain::geometric(&mut h_scalars, t_tau * delta_inv, toxic.tau);
+        let h = timed("h (G1)", m - 1, || fb.g1(&h_scalars))?;
+        drop(h_scalars);
+        let l = timed("l (G1)", l.len(), || fb.g1(&l))?;
+        let ic = timed("ic (G1)", ic.len(), || fb.g1(&ic))?;
+        let a = timed("a (G1)", a.len(), || fb.g1(&a))?;
+        let b_g1 = timed("b_g1 (G1)", b.len(), || fb.g1(&b))?;
+        let b_g2 = timed("b_g2 (G2)", b.len(), || fb.g2(&b))?;
+        drop(b);
+
+        let (g1, g2) = (G1Projective::generator(), G2Projective::generator());
+        let vk = VerifyingKey {
+            alpha_g1: (g1 * toxic.alpha).to_affine(),
+            beta_g1: (g1 * toxic.beta).to_affine(),
+            beta_g2: (g2 * toxic.beta).to_affine(),
+            gamma_g2: (g2 * toxic.gamma).to_affine(),
+            delta_g1: (g1 * toxic.delta).to_affine(),
+            delta_g2: (g2 * toxic.delta).to_affine(),
+            ic,
+        };
+        Ok(Srs {
+            vk,
+            h,
+            l,
+            a,
+            b_g1,
+            b_g2,
+        })
+    }
 }

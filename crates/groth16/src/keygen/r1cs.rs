@@ -71,6 +71,16 @@ impl SparseMatrix {
         4 * (self.rows.capacity() + self.cols.capacity()) + 32 * self.coeffs.capacity()
     }
 
+    /// Heap bytes in use (8 per entry, 32 more per stored coefficient).
+    fn used_bytes(&self) -> usize {
+        8 * self.rows.len() + 32 * self.coeffs.len()
+    }
+
+    /// Entries whose coefficient is not one (stored).
+    fn stored_coeffs(&self) -> usize {
+        self.coeffs.len()
+    }
+
     /// Sums `coeff * at_row[row]` per variable: returns the polynomials of every input and
     /// every aux variable evaluated where the rows evaluate to `at_row` (the Lagrange
     /// basis at tau).
@@ -210,9 +220,24 @@ impl R1csAssembly {
         [self.a.nnz(), self.b.nnz(), self.c.nnz()]
     }
 
-    /// Heap bytes held by the matrices.
+    /// Heap bytes held by the matrices (capacity).
     pub fn heap_bytes(&self) -> usize {
         self.a.heap_bytes() + self.b.heap_bytes() + self.c.heap_bytes()
+    }
+
+    /// Heap bytes the matrices' entries take (length; [`R1csAssembly::heap_bytes`] less the
+    /// vectors' spare capacity).
+    pub fn used_bytes(&self) -> usize {
+        self.a.used_bytes() + self.b.used_bytes() + self.c.used_bytes()
+    }
+
+    /// Entries of A, B and C whose coefficient is not one (40 bytes each, 8 otherwise).
+    pub fn stored_coeffs(&self) -> [usize; 3] {
+        [
+            self.a.stored_coeffs(),
+            self.b.stored_coeffs(),
+            self.c.stored_coeffs(),
+        ]
     }
 }
 
@@ -278,5 +303,41 @@ impl ConstraintSystem<Fr> for R1csAssembly {
 
     fn is_extensible() -> bool {
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// x * (2 y + 1) = z - 3 ONE, with a zero coefficient dropped.
+    struct Small;
+
+    impl Circuit<Fr> for Small {
+        fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+            let x = cs.alloc(|| "x", || Ok(Fr::ONE))?;
+            let y = cs.alloc(|| "y", || Ok(Fr::ONE))?;
+            let z = cs.alloc(|| "z", || Ok(Fr::ONE))?;
+            let two = Fr::from(2u64);
+            cs.enforce(
+                || "c",
+                |lc| lc + x + (Fr::ZERO, y),
+                |lc| lc + (two, y) + CS::one(),
+                |lc| lc + z - (Fr::from(3u64), CS::one()),
+            );
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn counts_entries_coefficients_and_bytes() {
+        let r = R1csAssembly::synthesize(Small).unwrap();
+        // The circuit's constraint and ONE's input constraint (ONE in A).
+        assert_eq!(r.num_constraints(), 2);
+        assert_eq!((r.num_inputs(), r.num_aux()), (1, 3));
+        assert_eq!(r.nnz(), [2, 2, 2]);
+        assert_eq!(r.stored_coeffs(), [0, 1, 1]);
+        assert_eq!(r.used_bytes(), 6 * 8 + 2 * 32);
+        assert!(r.heap_bytes() >= r.used_bytes());
     }
 }
