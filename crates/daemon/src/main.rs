@@ -8,7 +8,7 @@ use filprove::cli;
 
 /// A GPU-resident Groth16 prover for Filecoin (PoRep C2, WinningPoSt, WindowPoSt, SnapDeals).
 #[derive(Parser, Debug)]
-#[command(name = "filprove", version, about)]
+#[command(name = "filprove", version)]
 struct Cli {
     /// Log format on stderr: `text` (human) or `json` (one JSON object per line, for
     /// `filprove timeline` and log pipelines).
@@ -54,7 +54,10 @@ enum Command {
     /// GPU benchmark on a synthetic 32 GiB-shaped partition (per-phase times, bytes, syncs
     /// under each transfer switch; pipeline throughput). Its proofs cannot verify.
     SyntheticBench(cli::synthetic::SyntheticArgs),
-    /// Run the proving daemon (cuzk.v1 gRPC, HTTP /metrics /status /healthz).
+    /// Check the machine and a daemon configuration: GPUs, CUDA build, memory and cgroup
+    /// limit, parameter files and digests, socket permissions, what the daemon would do.
+    Doctor(cli::doctor::DoctorArgs),
+    /// Run the proving daemon (cuzk.v1 gRPC, HTTP /metrics /status /healthz /readyz).
     Daemon(filprove::server::DaemonArgs),
     #[command(flatten)]
     Client(filprove::client::ClientCommand),
@@ -93,6 +96,7 @@ fn main() {
         Command::Compare(a) => cli::compare::run(a),
         Command::VramPlan(a) => cli::vram_plan::run(a),
         Command::SyntheticBench(a) => cli::synthetic::run(a),
+        Command::Doctor(a) => cli::doctor::run(a),
         Command::Daemon(a) => filprove::server::run_daemon(a),
         Command::Client(c) => filprove::client::run_client(c),
         Command::Timeline(a) => cli::timeline::run(a),

@@ -6,7 +6,13 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 fn filprove(args: &[&str], params: &Path) -> Output {
+    filprove_in(Path::new("."), args, params)
+}
+
+/// `filprove` run in the working directory `cwd`.
+fn filprove_in(cwd: &Path, args: &[&str], params: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_filprove"))
+        .current_dir(cwd)
         .args(args)
         .env("FIL_PROOFS_PARAMETER_CACHE", params)
         .env("FILPROVE_BACKEND", "cpu")
@@ -60,7 +66,17 @@ fn fixtures_params_prove_verify_and_bad_inputs() {
     assert_clean_failure(&o, "filprove params generate --circuit winning-2k");
     assert!(!proof.exists());
 
-    let o = filprove(&["params", "generate", "--circuit", "winning-2k"], &params);
+    let o = filprove(
+        &[
+            "params",
+            "generate",
+            "--circuit",
+            "winning-2k",
+            "--params-dir",
+            &s(&params),
+        ],
+        &params,
+    );
     assert!(o.status.success(), "{}", text(&o));
     let o = filprove(&["params", "list"], &params);
     let listed = text(&o);
@@ -147,6 +163,57 @@ fn fixtures_params_prove_verify_and_bad_inputs() {
     assert_clean_failure(&o, "/nonexistent/r.json");
     let o = filprove(&["params", "generate", "--circuit", "porep-3k"], &params);
     assert_clean_failure(&o, "unknown circuit");
+}
+
+/// Test parameters go to a directory of their own by default, not to the parameter cache
+/// FIL_PROOFS_PARAMETER_CACHE names; the production cache is refused as a target.
+#[test]
+fn generated_parameters_never_land_in_the_parameter_cache() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("production-cache");
+    std::fs::create_dir(&cache).unwrap();
+    let o = filprove_in(
+        tmp.path(),
+        &["params", "generate", "--circuit", "winning-2k"],
+        &cache,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    // stderr is a pipe here, as in a log: stage lines, no progress bar drawing.
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        log.lines().any(
+            |l| l.starts_with("[filprove] generating parameters for winning-2k")
+                && l.ends_with(" ...")
+        ),
+        "{log}"
+    );
+    assert!(!log.contains('\r') && !log.contains('\u{1b}'), "{log:?}");
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 0);
+    let own = tmp.path().join(filprove::cli::test_params::TEST_PARAMS_DIR);
+    let written: Vec<String> = std::fs::read_dir(&own)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        written.iter().any(|f| f.ends_with(".params")),
+        "{written:?}"
+    );
+    assert!(written.iter().any(|f| f.ends_with(".vk")), "{written:?}");
+
+    let production = filprove_filecoin::params::DEFAULT_PARAMETER_CACHE;
+    let o = filprove_in(
+        tmp.path(),
+        &[
+            "params",
+            "generate",
+            "--circuit",
+            "winning-2k",
+            "--params-dir",
+            production,
+        ],
+        &cache,
+    );
+    assert_clean_failure(&o, "production parameter cache");
 }
 
 /// A virtual sector's WinningPoSt and WindowPoSt proved through the engine in-process with
@@ -290,4 +357,39 @@ fn large_parameters_need_a_directory_of_their_own() {
         &cache,
     );
     assert_clean_failure(&o, "--bellperson");
+}
+
+/// The help texts are current: the binary describes itself (not a stale package line),
+/// and every command `filprove --help` lists is shown in the README's command lines.
+#[test]
+fn every_command_in_the_help_is_in_the_readme() {
+    let o = filprove(&["--help"], Path::new("/nonexistent"));
+    let help = text(&o);
+    assert!(o.status.success(), "{help}");
+    assert!(
+        help.starts_with("A GPU-resident Groth16 prover for Filecoin"),
+        "{help}"
+    );
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let shown: Vec<&str> = readme
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("filprove "))
+        .collect();
+    let commands: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(commands.len() > 10, "{help}");
+    for command in commands {
+        let listed = shown.iter().any(|l| {
+            l.split(|c: char| c.is_whitespace() || c == '|')
+                .any(|word| word == command)
+        });
+        assert!(listed, "README shows no `filprove {command}` line");
+    }
 }

@@ -127,12 +127,38 @@ async fn submit_is_idempotent_and_status_metrics_and_http_report_it() {
         m.contains("filprove_proofs_total{kind=\"window-post\",outcome=\"completed\"} 1"),
         "{m}"
     );
-    let (code, body) = http_get(d.http, "/metrics");
+    let (code, headers, body) = http_get_with_headers(d.http, "/metrics");
     assert_eq!(code, 200);
     assert!(
-        body.contains("# TYPE filprove_stage_duration_seconds histogram"),
-        "{body}"
+        headers.contains(&"content-type: text/plain; version=0.0.4".to_string()),
+        "{headers:?}"
     );
+    // Names, types and units as Prometheus users expect them, every family.
+    let scraped = exposition::parse(&body);
+    for (family, kind) in [
+        ("filprove_proofs_total", "counter"),
+        ("filprove_proof_duration_seconds", "histogram"),
+        ("filprove_stage_duration_seconds", "histogram"),
+        ("filprove_device_busy_seconds_total", "counter"),
+        ("filprove_memory_limit_bytes", "gauge"),
+        ("filprove_uptime_seconds", "gauge"),
+    ] {
+        assert_eq!(
+            scraped.types.get(family).map(String::as_str),
+            Some(kind),
+            "{body}"
+        );
+    }
+    // The proof latency histogram of the kind proved: its buckets, one proof in them.
+    let buckets = scraped.buckets(
+        "filprove_proof_duration_seconds",
+        &[("kind", "window-post")],
+    );
+    let bounds: Vec<f64> = buckets.iter().map(|b| b.0).collect();
+    let mut expected = filprove_engine::metrics::PROOF_BUCKETS.to_vec();
+    expected.push(f64::INFINITY);
+    assert_eq!(bounds, expected);
+    assert_eq!(buckets.last().unwrap().1, 1.0);
     assert!(
         body.contains("filprove_memory_limit_bytes 4294967296"),
         "{body}"
@@ -143,7 +169,22 @@ async fn submit_is_idempotent_and_status_metrics_and_http_report_it() {
     assert_eq!(v["proofs"]["completed"], 1);
     assert_eq!(v["devices"][0]["name"], "cpu");
     assert_eq!(http_get(d.http, "/healthz"), (200, "ok\n".into()));
+    assert_eq!(http_get(d.http, "/readyz"), (200, "ready\n".into()));
     assert_eq!(http_get(d.http, "/nope").0, 404);
+}
+
+/// A daemon configured for a GPU that proves on the CPU answers (`/healthz`) but is not
+/// ready (`/readyz`), and says why.
+#[test]
+fn readyz_fails_when_the_gpu_backend_fell_back_to_the_cpu() {
+    // No GPU for this process's CUDA backends: `auto` falls back to the CPU.
+    std::env::set_var("BELLMAN_NO_GPU", "1");
+    let d = TestDaemon::start(|c| c.engine.backend = "auto".into());
+    assert_eq!(http_get(d.http, "/healthz").0, 200);
+    let (code, body) = http_get(d.http, "/readyz");
+    assert_eq!(code, 503, "{body}");
+    assert!(body.contains("fell back to the CPU"), "{body}");
+    d.shutdown().unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -539,6 +580,10 @@ async fn shutdown_drains_in_flight_work_and_refuses_new_work() {
         .unwrap_err();
     assert_eq!(e.code(), Code::Unavailable);
     assert_eq!(http_get(d.http, "/healthz").0, 503);
+    assert_eq!(
+        http_get(d.http, "/readyz"),
+        (503, "not ready: draining\n".into())
+    );
     let socket = d.socket.clone();
     let stopper = tokio::task::spawn_blocking(move || d.shutdown());
     let r = prove.await.unwrap().unwrap().into_inner().result.unwrap();

@@ -192,8 +192,15 @@ enum Format {
 }
 
 fn record(format: Format) -> String {
+    record_with(format, timeline::RECORDING_FILTER)
+}
+
+/// The scenario's log as a daemon writes it with `RUST_LOG=filter`.
+fn record_with(format: Format, filter: &str) -> String {
     let buf = Buf::default();
-    let b = tracing_subscriber::fmt().with_writer(buf.clone());
+    let b = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(buf.clone());
     match format {
         Format::Text => tracing::subscriber::with_default(b.with_ansi(false).finish(), scenario),
         Format::TextAnsi => tracing::subscriber::with_default(b.with_ansi(true).finish(), scenario),
@@ -204,6 +211,25 @@ fn record(format: Format) -> String {
     }
     let bytes = buf.0.lock().unwrap().clone();
     String::from_utf8(bytes).unwrap()
+}
+
+/// GPU samples (several per second) stay out of an INFO log; the recording filter the
+/// timeline docs give keeps them, and the timeline reads them.
+#[test]
+fn gpu_samples_log_at_debug() {
+    let info = record_with(Format::Text, "info");
+    assert!(!info.contains("gpu_sample"), "{info}");
+    assert!(
+        info.contains("timeline ev="),
+        "pipeline events stay at INFO"
+    );
+    let recorded = record(Format::Text);
+    assert!(
+        recorded.contains(" DEBUG filprove::timeline: gpu_sample"),
+        "{recorded}"
+    );
+    let r = timeline::analyze(&timeline::parse_log(&recorded));
+    assert_eq!(r.samples, 60);
 }
 
 fn close(a: f64, b: f64) -> bool {

@@ -10,7 +10,7 @@ use filprove_groth16::recycle::{BufferPool, Reaper};
 use filprove_groth16::Backend;
 
 use crate::job::{JobOutcome, JobReport, JobStatus, Priority, ProofJob, RequestKey};
-use crate::memory::{HostMemory, MemoryBudget};
+use crate::memory::{Budgets, HostMemory};
 use crate::sched::Scheduler;
 use crate::srs::{SrsLoader, SrsManager};
 pub use crate::status::{DeviceStatus, DrainReport, EngineStatus, QueueStatus, Submitted};
@@ -158,8 +158,7 @@ impl Shared {
         let surplus = self.sched.buffers.take_surplus();
         let n = surplus.len();
         if n > 0 {
-            self.metrics
-                .add("filprove_partition_buffers_released_total", &[], n as f64);
+            self.metrics.partition_buffers_released.inc_by(n as u64);
             self.reaper.drop_later(surplus);
         }
         n
@@ -193,12 +192,15 @@ impl Shared {
             synthesis_ms = t.synthesis.as_millis() as u64, prove_ms = t.prove.as_millis() as u64,
             "job finished"
         );
-        self.metrics.add(
-            "filprove_proofs_total",
-            &[("kind", job.kind), ("outcome", outcome)],
-            1.0,
-        );
+        self.metrics
+            .proofs
+            .with_label_values(&[job.kind, outcome])
+            .inc();
         if outcome == "completed" {
+            self.metrics
+                .proof_duration
+                .with_label_values(&[job.kind])
+                .observe(t.total.as_secs_f64());
             for (stage, d) in [
                 ("queue_wait", t.queue_wait),
                 ("srs_load", t.srs_load),
@@ -207,11 +209,10 @@ impl Shared {
                 ("verify", t.verify),
                 ("total", t.total),
             ] {
-                self.metrics.observe(
-                    "filprove_stage_duration_seconds",
-                    &[("kind", job.kind), ("stage", stage)],
-                    d.as_secs_f64(),
-                );
+                self.metrics
+                    .stage_duration
+                    .with_label_values(&[job.kind, stage])
+                    .observe(d.as_secs_f64());
             }
         }
         {
@@ -264,12 +265,8 @@ impl Engine {
             ));
         }
         let host = HostMemory::detect();
-        let srs_budget = config
-            .srs_budget_bytes
-            .unwrap_or(host.effective_limit() / 2);
-        let mem_budget = config
-            .memory_budget_bytes
-            .unwrap_or_else(|| MemoryBudget::default_limit(&host, srs_budget));
+        let budgets = Budgets::resolve(&host, config.memory_budget_bytes, config.srs_budget_bytes);
+        let (srs_budget, mem_budget) = (budgets.srs_bytes, budgets.partitions_bytes);
         tracing::info!(
             host_bytes = host.total_bytes, cgroup_bytes = ?host.cgroup_limit_bytes,
             memory_budget = mem_budget, srs_budget,
@@ -302,7 +299,7 @@ impl Engine {
             ),
             srs: SrsManager::new(srs_loader, srs_budget),
             devices,
-            metrics: Metrics::default(),
+            metrics: Metrics::new()?,
             reaper: Reaper::default(),
             bulk_pool: config.express_worker.then(bulk_pool).flatten(),
             jobs: Mutex::new(JobTable {
@@ -589,58 +586,21 @@ impl Engine {
         }
     }
 
-    /// Prometheus text exposition of the engine's metrics.
+    /// Prometheus text exposition of the engine's metrics and the GPU samples
+    /// ([`crate::metrics::content_type`]).
     pub fn metrics_text(&self) -> String {
         let st = self.status();
-        let mut gauges: Vec<(&'static str, String, f64)> = Vec::new();
-        for q in &st.queues {
-            for (state, v) in [("pending", q.pending), ("in_progress", q.in_progress)] {
-                let l = crate::metrics::labels(&[("kind", &q.kind), ("state", state)]);
-                gauges.push(("filprove_queue_depth", l, v as f64));
-            }
-        }
-        for (stage, v) in [
-            ("synthesis", st.synthesis_waiting),
-            ("prove", st.prove_waiting),
-        ] {
-            gauges.push((
-                "filprove_pipeline_partitions",
-                crate::metrics::labels(&[("stage", stage)]),
-                v as f64,
-            ));
-        }
-        gauges.push((
-            "filprove_memory_reserved_bytes",
-            String::new(),
-            st.memory_reserved_bytes as f64,
-        ));
-        gauges.push((
-            "filprove_memory_limit_bytes",
-            String::new(),
-            st.memory_limit_bytes as f64,
-        ));
-        let buffers = &self.shared.sched.buffers;
-        gauges.push((
-            "filprove_partition_buffers_idle_bytes",
-            String::new(),
-            buffers.idle_bytes() as f64,
-        ));
-        gauges.push((
-            "filprove_srs_resident_bytes",
-            String::new(),
-            st.srs_resident_bytes as f64,
-        ));
-        gauges.push((
-            "filprove_srs_budget_bytes",
-            String::new(),
-            self.shared.srs.budget_bytes() as f64,
-        ));
-        gauges.push((
-            "filprove_uptime_seconds",
-            String::new(),
-            st.uptime.as_secs_f64(),
-        ));
-        self.shared.metrics.render(&gauges)
+        self.shared.metrics.render(&crate::metrics::Readings {
+            queues: &st.queues,
+            synthesis_waiting: st.synthesis_waiting,
+            prove_waiting: st.prove_waiting,
+            memory_reserved_bytes: st.memory_reserved_bytes,
+            memory_limit_bytes: st.memory_limit_bytes,
+            buffers_idle_bytes: self.shared.sched.buffers.idle_bytes(),
+            srs_resident_bytes: st.srs_resident_bytes,
+            srs_budget_bytes: self.shared.srs.budget_bytes(),
+            uptime: st.uptime,
+        })
     }
 
     /// True once [`Engine::begin_drain`] or [`Engine::drain`] was called.

@@ -1,21 +1,22 @@
 //! The GPU's own view of a run: a background sampler that reads each visible GPU through
 //! NVML every interval and logs one `gpu_sample` event per GPU (target
-//! `filprove::timeline`), which `filprove timeline` lays under the engine's own events.
+//! `filprove::timeline`, level DEBUG), which `filprove timeline` lays under the engine's
+//! own events.
 //!
 //! NVML (`libnvidia-ml.so.1`) is loaded at run time: on a machine without it
 //! [`GpuSampler::start`] logs once that NVML is unavailable and returns `None`. Devices
 //! follow `CUDA_VISIBLE_DEVICES` (indices or UUIDs), so a sample's `device` is the CUDA
 //! ordinal the engine calls `cuda:<device>`. The latest sample of each device is also kept
-//! for Prometheus ([`metrics_text`]).
+//! for Prometheus ([`GpuGauges`]).
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use nvml_wrapper::enum_wrappers::device::{Clock, PcieUtilCounter};
 use nvml_wrapper::{Device, Nvml};
+use prometheus::GaugeVec;
 
 /// Log target of the samples (shared with the engine's timeline events).
 pub const TARGET: &str = "filprove::timeline";
@@ -116,7 +117,7 @@ impl GpuSampler {
         tracing::info!(
             devices = ?ordinals,
             interval_ms = interval.as_millis() as u64,
-            "sampling GPUs through NVML"
+            "sampling GPUs through NVML (gpu_sample events at DEBUG, target filprove::timeline)"
         );
         Some(GpuSampler {
             stop,
@@ -156,7 +157,9 @@ impl Drop for GpuSampler {
 
 /// (CUDA ordinal, NVML index) of each visible device, following `CUDA_VISIBLE_DEVICES`
 /// the way CUDA does: indices or UUID prefixes, up to the first entry that names nothing.
-fn visible_devices(nvml: &Nvml) -> Result<Vec<(u64, u32)>, nvml_wrapper::error::NvmlError> {
+pub(crate) fn visible_devices(
+    nvml: &Nvml,
+) -> Result<Vec<(u64, u32)>, nvml_wrapper::error::NvmlError> {
     let count = nvml.device_count()?;
     let Ok(list) = std::env::var("CUDA_VISIBLE_DEVICES") else {
         return Ok((0..count).map(|i| (i as u64, i)).collect());
@@ -270,9 +273,10 @@ fn read(d: &Device<'_>, ordinal: u64) -> (GpuSample, Vec<&'static str>) {
     (sample, failed)
 }
 
-/// Logs one sample as the `gpu_sample` event.
+/// Logs one sample as the `gpu_sample` event, at DEBUG (one per GPU per interval: record
+/// them with `RUST_LOG=info,filprove::timeline=debug`).
 pub fn log(s: &GpuSample) {
-    tracing::info!(
+    tracing::debug!(
         target: "filprove::timeline",
         device = s.device,
         t_us = s.t_us,
@@ -287,65 +291,82 @@ pub fn log(s: &GpuSample) {
     );
 }
 
-/// Prometheus text (format 0.0.4) of the latest sample of every sampled device; empty
-/// when no sampler runs. Appended to the engine's `/metrics`.
-pub fn metrics_text() -> String {
-    let samples: Vec<GpuSample> = latest()
+/// The latest sample of every device of every running sampler.
+pub fn latest_samples() -> Vec<GpuSample> {
+    latest()
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .values()
         .copied()
-        .collect();
-    render_metrics(&samples)
+        .collect()
 }
 
-fn render_metrics(samples: &[GpuSample]) -> String {
-    type Get = fn(&GpuSample) -> f64;
-    let families: [(&str, &str, Get); 7] = [
-        (
-            "filprove_gpu_sm_util",
-            "Percent of time a kernel ran on the GPU (NVML).",
-            |s| s.sm_util as f64,
-        ),
-        (
-            "filprove_gpu_mem_util",
-            "Percent of time device memory was read or written (NVML).",
-            |s| s.mem_util as f64,
-        ),
-        ("filprove_gpu_power_watts", "GPU board power (NVML).", |s| {
-            s.power_w
-        }),
-        (
-            "filprove_gpu_pcie_tx_mbps",
-            "PCIe throughput device to host, MB/s (NVML).",
-            |s| s.pcie_tx_mbps,
-        ),
-        (
-            "filprove_gpu_pcie_rx_mbps",
-            "PCIe throughput host to device, MB/s (NVML).",
-            |s| s.pcie_rx_mbps,
-        ),
-        (
-            "filprove_gpu_memory_used_mib",
-            "Device memory in use, MiB (NVML).",
-            |s| s.mem_used_mib as f64,
-        ),
-        ("filprove_gpu_sm_clock_mhz", "SM clock, MHz (NVML).", |s| {
-            s.sm_clock_mhz as f64
-        }),
-    ];
-    let mut out = String::new();
-    if samples.is_empty() {
-        return out;
+/// The latest samples as Prometheus gauges (label `device`), in base units: ratios of
+/// time, watts, bytes, bytes per second, hertz. No series while no sampler runs.
+pub struct GpuGauges {
+    families: Vec<(GaugeVec, SampleValue)>,
+}
+
+/// One gauge's value from a sample.
+type SampleValue = fn(&GpuSample) -> f64;
+
+impl GpuGauges {
+    /// The gauge families, registered in `registry`.
+    pub fn new(registry: &prometheus::Registry) -> Result<Self, crate::EngineError> {
+        let specs: [(&str, &str, SampleValue); 7] = [
+            (
+                "filprove_gpu_sm_utilization_ratio",
+                "Share of the last NVML period in which a kernel ran on the GPU.",
+                |s| f64::from(s.sm_util) / 100.0,
+            ),
+            (
+                "filprove_gpu_memory_utilization_ratio",
+                "Share of the last NVML period in which device memory was read or written.",
+                |s| f64::from(s.mem_util) / 100.0,
+            ),
+            ("filprove_gpu_power_watts", "GPU board power (NVML).", |s| {
+                s.power_w
+            }),
+            (
+                "filprove_gpu_pcie_tx_bytes_per_second",
+                "PCIe throughput device to host (NVML's 20 ms counter).",
+                |s| s.pcie_tx_mbps * 1e6,
+            ),
+            (
+                "filprove_gpu_pcie_rx_bytes_per_second",
+                "PCIe throughput host to device (NVML's 20 ms counter).",
+                |s| s.pcie_rx_mbps * 1e6,
+            ),
+            (
+                "filprove_gpu_memory_used_bytes",
+                "Device memory in use (NVML).",
+                |s| (s.mem_used_mib << 20) as f64,
+            ),
+            ("filprove_gpu_sm_clock_hertz", "SM clock (NVML).", |s| {
+                f64::from(s.sm_clock_mhz) * 1e6
+            }),
+        ];
+        let families = specs
+            .into_iter()
+            .map(|(name, help, get)| {
+                let vec = GaugeVec::new(prometheus::Opts::new(name, help), &["device"])
+                    .map_err(|e| crate::EngineError::Internal(format!("metrics: {e}")))?;
+                Ok((crate::metrics::register(registry, vec)?, get))
+            })
+            .collect::<Result<Vec<_>, crate::EngineError>>()?;
+        Ok(Self { families })
     }
-    for (name, help, get) in families {
-        let _ = writeln!(out, "# HELP {name} {help}");
-        let _ = writeln!(out, "# TYPE {name} gauge");
-        for s in samples {
-            let _ = writeln!(out, "{name}{{device=\"{}\"}} {}", s.device, get(s));
+
+    /// Sets the gauges to `samples` (devices without a sample lose their series).
+    pub fn update(&self, samples: &[GpuSample]) {
+        for (vec, get) in &self.families {
+            vec.reset();
+            for s in samples {
+                vec.with_label_values(&[s.device.to_string().as_str()])
+                    .set(get(s));
+            }
         }
     }
-    out
 }
 
 #[cfg(test)]
@@ -369,16 +390,31 @@ mod tests {
     }
 
     #[test]
-    fn renders_gauges() {
-        assert_eq!(render_metrics(&[]), "");
-        let text = render_metrics(&[GpuSample {
+    fn gauges_are_in_base_units() {
+        let registry = prometheus::Registry::new();
+        let gauges = GpuGauges::new(&registry).unwrap();
+        gauges.update(&[GpuSample {
             device: 1,
             sm_util: 97,
             power_w: 612.5,
+            mem_used_mib: 2,
+            sm_clock_mhz: 1980,
+            pcie_rx_mbps: 25.5,
             ..Default::default()
         }]);
-        assert!(text.contains("# TYPE filprove_gpu_sm_util gauge"));
-        assert!(text.contains("filprove_gpu_sm_util{device=\"1\"} 97\n"));
-        assert!(text.contains("filprove_gpu_power_watts{device=\"1\"} 612.5\n"));
+        let families = registry.gather();
+        let value = |name: &str| -> f64 {
+            let f = families.iter().find(|f| f.name() == name).unwrap();
+            let m = &f.get_metric()[0];
+            assert_eq!(m.get_label()[0].value(), "1");
+            m.get_gauge().get_value()
+        };
+        assert_eq!(value("filprove_gpu_sm_utilization_ratio"), 0.97);
+        assert_eq!(value("filprove_gpu_power_watts"), 612.5);
+        assert_eq!(value("filprove_gpu_memory_used_bytes"), (2 << 20) as f64);
+        assert_eq!(value("filprove_gpu_sm_clock_hertz"), 1.98e9);
+        assert_eq!(value("filprove_gpu_pcie_rx_bytes_per_second"), 25.5e6);
+        gauges.update(&[]);
+        assert!(registry.gather().is_empty(), "no series without samples");
     }
 }

@@ -10,9 +10,11 @@
 //! the last partition assembles and verifies the proof (retrying the job once on failure)
 //! and wakes the waiters.
 
+pub mod cgroup;
 pub mod engine;
 pub mod error;
 pub mod filecoin;
+pub mod gpu_inventory;
 pub mod gpu_sampler;
 pub mod job;
 pub mod memory;
@@ -30,5 +32,5 @@ pub use error::EngineError;
 pub use job::{
     InputDigest, JobOutcome, JobReport, JobStatus, Priority, ProofJob, RequestKey, Timings,
 };
-pub use memory::{estimate_partition_bytes, HostMemory, MemoryBudget};
+pub use memory::{estimate_partition_bytes, Budgets, HostMemory, MemoryBudget};
 pub use srs::{EvictOutcome, PreloadOutcome, SrsLoader, SrsManager, SrsTier};

@@ -7,39 +7,33 @@
 
 use std::path::Path;
 
-/// What the host offers, as read from `/proc/meminfo` and the cgroup.
+/// What the host offers, as read from `/proc/meminfo` and the process's cgroup.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct HostMemory {
     /// `MemTotal` of the machine.
     pub total_bytes: u64,
     /// `MemAvailable` when read.
     pub available_bytes: u64,
-    /// The cgroup's limit (v2 `memory.max`, or v1 `memory.limit_in_bytes`), if any.
+    /// The limit of the process's cgroup (v2 `memory.max`, e.g. systemd's `MemoryMax=`, or
+    /// v1 `memory.limit_in_bytes`), if any: see [`crate::cgroup`].
     pub cgroup_limit_bytes: Option<u64>,
 }
 
 impl HostMemory {
-    /// Reads the live values from `/proc/meminfo` and `/sys/fs/cgroup`.
+    /// Reads the live values from `/proc/meminfo` and the process's cgroup.
     pub fn detect() -> Self {
-        Self::detect_from(Path::new("/proc/meminfo"), Path::new("/sys/fs/cgroup"))
+        Self::detect_under(Path::new("/"))
     }
 
-    /// Reads from the given meminfo file and cgroup root (for tests).
-    pub fn detect_from(meminfo: &Path, cgroup_root: &Path) -> Self {
-        let text = std::fs::read_to_string(meminfo).unwrap_or_default();
+    /// Reads `proc/meminfo`, `proc/self/cgroup` and `sys/fs/cgroup` below `root` (`/`
+    /// live; a fake tree in tests).
+    pub fn detect_under(root: &Path) -> Self {
+        let text = std::fs::read_to_string(root.join("proc/meminfo")).unwrap_or_default();
         let (total_bytes, available_bytes) = parse_meminfo(&text);
-        let v2 = std::fs::read_to_string(cgroup_root.join("memory.max")).ok();
-        let v1 = std::fs::read_to_string(cgroup_root.join("memory/memory.limit_in_bytes")).ok();
-        let cgroup_limit_bytes = v2.as_deref().and_then(parse_cgroup_limit).or_else(|| {
-            // cgroup v1 reports "no limit" as a huge number near i64::MAX.
-            v1.as_deref()
-                .and_then(parse_cgroup_limit)
-                .filter(|&l| l < (1 << 62))
-        });
         Self {
             total_bytes,
             available_bytes,
-            cgroup_limit_bytes,
+            cgroup_limit_bytes: crate::cgroup::memory_limit_under(root).map(|l| l.bytes),
         }
     }
 
@@ -49,6 +43,28 @@ impl HostMemory {
             Some(c) if self.total_bytes > 0 => c.min(self.total_bytes),
             Some(c) => c,
             None => self.total_bytes,
+        }
+    }
+}
+
+/// The host budgets the engine runs with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budgets {
+    /// Parameter bytes kept resident.
+    pub srs_bytes: u64,
+    /// Bytes partitions in flight may reserve.
+    pub partitions_bytes: u64,
+}
+
+impl Budgets {
+    /// The configured budgets, each defaulting for `host`: half its effective limit for
+    /// parameters, [`MemoryBudget::default_limit`] for partitions.
+    pub fn resolve(host: &HostMemory, partitions: Option<u64>, srs: Option<u64>) -> Self {
+        let srs_bytes = srs.unwrap_or(host.effective_limit() / 2);
+        Self {
+            srs_bytes,
+            partitions_bytes: partitions
+                .unwrap_or_else(|| MemoryBudget::default_limit(host, srs_bytes)),
         }
     }
 }
@@ -69,16 +85,6 @@ fn parse_meminfo(text: &str) -> (u64, u64) {
             .unwrap_or(0)
     };
     (field("MemTotal:"), field("MemAvailable:"))
-}
-
-/// Parses a cgroup limit file: a number of bytes, or `max` for none.
-fn parse_cgroup_limit(text: &str) -> Option<u64> {
-    let t = text.trim();
-    if t == "max" {
-        None
-    } else {
-        t.parse().ok()
-    }
 }
 
 /// Estimated host bytes of one partition from its shape: the a/b/c evaluations
@@ -164,25 +170,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_meminfo_and_cgroup_v2() {
-        let dir = tempfile::tempdir().unwrap();
-        let meminfo = dir.path().join("meminfo");
-        std::fs::write(
-            &meminfo,
+    fn reads_meminfo_and_the_process_s_cgroup() {
+        let root = tempfile::tempdir().unwrap();
+        let write = |rel: &str, text: &str| {
+            let path = root.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write(
+            "proc/meminfo",
             "MemTotal:       24000000 kB\nMemFree: 1 kB\nMemAvailable:   20000000 kB\n",
-        )
-        .unwrap();
-        let cg = dir.path().join("cg");
-        std::fs::create_dir(&cg).unwrap();
-        std::fs::write(cg.join("memory.max"), "8589934592\n").unwrap();
-        let h = HostMemory::detect_from(&meminfo, &cg);
+        );
+        write("proc/self/cgroup", "0::/system.slice/filprove.service\n");
+        let service = "sys/fs/cgroup/system.slice/filprove.service/memory.max";
+        write(service, "8589934592\n");
+        let h = HostMemory::detect_under(root.path());
         assert_eq!(h.total_bytes, 24_000_000 * 1024);
         assert_eq!(h.available_bytes, 20_000_000 * 1024);
         assert_eq!(h.cgroup_limit_bytes, Some(8 << 30));
         assert_eq!(h.effective_limit(), 8 << 30);
 
-        std::fs::write(cg.join("memory.max"), "max\n").unwrap();
-        let h = HostMemory::detect_from(&meminfo, &cg);
+        write(service, "max\n");
+        let h = HostMemory::detect_under(root.path());
         assert_eq!(h.cgroup_limit_bytes, None);
         assert_eq!(h.effective_limit(), 24_000_000 * 1024);
     }

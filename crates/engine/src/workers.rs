@@ -56,11 +56,11 @@ pub(crate) fn synthesis_worker(shared: Arc<Shared>, express: bool) {
         };
         let reused = offered && left.is_none();
         buffers.put(left);
-        shared.metrics.add(
-            "filprove_partition_buffers_total",
-            &[("allocation", if reused { "reused" } else { "new" })],
-            1.0,
-        );
+        shared
+            .metrics
+            .partition_buffers
+            .with_label_values(&[if reused { "reused" } else { "new" }])
+            .inc();
         let dt = t.elapsed();
         timeline("synth_end", &job.id, task.partition, None);
         job.add_times(Duration::ZERO, dt, Duration::ZERO);
@@ -71,11 +71,11 @@ pub(crate) fn synthesis_worker(shared: Arc<Shared>, express: bool) {
         match result {
             Ok(Ok(assignment)) => {
                 drop(payload);
-                shared.metrics.add(
-                    "filprove_partitions_total",
-                    &[("kind", job.kind), ("stage", "synthesized")],
-                    1.0,
-                );
+                shared
+                    .metrics
+                    .partitions
+                    .with_label_values(&[job.kind, "synthesized"])
+                    .inc();
                 shared.sched.push_prove(ProveTask {
                     key: task.key,
                     job,
@@ -180,30 +180,30 @@ fn record_report(shared: &Shared, device: &str, r: &ProveReport) {
             Direction::DeviceToHost => "d2h",
         };
         let mem = if t.pinned { "pinned" } else { "pageable" };
-        shared.metrics.add(
-            "filprove_device_transfer_bytes_total",
-            &[("device", device), ("direction", dir), ("host_memory", mem)],
-            t.bytes as f64,
-        );
+        shared
+            .metrics
+            .device_transfer
+            .with_label_values(&[device, dir, mem])
+            .inc_by(t.bytes);
     }
-    shared.metrics.add(
-        "filprove_device_host_syncs_total",
-        &[("device", device)],
-        f64::from(r.host_syncs),
-    );
+    shared
+        .metrics
+        .device_host_syncs
+        .with_label_values(&[device])
+        .inc_by(u64::from(r.host_syncs));
     for (name, d) in &r.phases {
-        shared.metrics.add(
-            "filprove_device_phase_seconds_total",
-            &[("device", device), ("phase", name)],
-            d.as_secs_f64(),
-        );
+        shared
+            .metrics
+            .device_phase
+            .with_label_values(&[device, name])
+            .inc_by(d.as_secs_f64());
     }
     if !r.fallbacks.is_empty() {
-        shared.metrics.add(
-            "filprove_device_fallbacks_total",
-            &[("device", device)],
-            1.0,
-        );
+        shared
+            .metrics
+            .device_fallbacks
+            .with_label_values(&[device])
+            .inc();
     }
 }
 
@@ -272,16 +272,16 @@ pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize, worker: usize) {
         dev.set_current(None);
         dev.add_busy(dt);
         job.note_device(device);
-        shared.metrics.add(
-            "filprove_device_busy_seconds_total",
-            &[("device", &dev.name)],
-            dt.as_secs_f64(),
-        );
-        shared.metrics.add(
-            "filprove_device_lock_wait_seconds_total",
-            &[("device", &dev.name)],
-            lock_wait.as_secs_f64(),
-        );
+        shared
+            .metrics
+            .device_busy
+            .with_label_values(&[dev.name.as_str()])
+            .inc_by(dt.as_secs_f64());
+        shared
+            .metrics
+            .device_lock_wait
+            .with_label_values(&[dev.name.as_str()])
+            .inc_by(lock_wait.as_secs_f64());
         drop(lease);
         let ProveTask {
             attempt,
@@ -318,11 +318,11 @@ pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize, worker: usize) {
         );
         match result {
             Ok(Ok((proof, _))) => {
-                shared.metrics.add(
-                    "filprove_partitions_total",
-                    &[("kind", job.kind), ("stage", "proved")],
-                    1.0,
-                );
+                shared
+                    .metrics
+                    .partitions
+                    .with_label_values(&[job.kind, "proved"])
+                    .inc();
                 if let Some(all) = job.record_proof(attempt, partition, proof) {
                     finalize(&shared, &job, &all);
                 }
@@ -373,7 +373,9 @@ fn retry_or_fail(shared: &Shared, job: &Arc<JobEntry>, error: EngineError) {
             tracing::warn!(job = %job.id, code = error.code(), "retrying the job once");
             shared
                 .metrics
-                .add("filprove_proof_retries_total", &[("kind", job.kind)], 1.0);
+                .proof_retries
+                .with_label_values(&[job.kind])
+                .inc();
             shared.sched.enqueue_job(job, attempt);
         }
         None => shared.complete(job, JobOutcome::Failed(error), Duration::ZERO),

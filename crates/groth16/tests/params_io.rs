@@ -117,6 +117,29 @@ fn round_trip_and_bellperson_identical() {
     assert_eq!(VerifyingKey::read_from_params(&path).unwrap(), srs.vk);
 }
 
+/// Reading with an observer reports every section byte, once, for progress bars.
+#[test]
+fn an_observed_read_reports_every_section_byte() {
+    let srs = Srs::from(&bellperson_params(3));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.params");
+    srs.write_file(&path).unwrap();
+    let sections: u64 = ParamsHeader::read(&path)
+        .unwrap()
+        .sections()
+        .iter()
+        .map(|s| s.byte_len())
+        .sum();
+    let seen = std::sync::atomic::AtomicU64::new(0);
+    let back = Srs::read_file_observed(&path, &opts(false), &|n| {
+        seen.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+    })
+    .unwrap();
+    assert_eq!(back, srs);
+    assert!(sections > 0);
+    assert_eq!(seen.into_inner(), sections);
+}
+
 #[test]
 fn header_and_shape() {
     let bp = bellperson_params(2);

@@ -6,9 +6,10 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use filprove_filecoin::CircuitSpec;
-use filprove_groth16::params::ReadOptions;
+use filprove_groth16::params::{ParamsHeader, ReadOptions};
 use filprove_groth16::{Backend, Srs};
 
+use super::progress::Unit;
 use super::stage::Stage;
 
 /// Which prover to use.
@@ -47,7 +48,7 @@ pub fn resolve_params_dir(explicit: Option<&Path>) -> PathBuf {
             if let Some(old) = std::env::var_os(VAR) {
                 if Path::new(&old) != dir {
                     log::warn!(
-                        "--params-dir {} overrides {VAR}={} for this run",
+                        "parameter directory {} overrides {VAR}={} for this run",
                         dir.display(),
                         Path::new(&old).display()
                     );
@@ -83,8 +84,16 @@ pub fn load_srs(spec: &CircuitSpec, dir: &Path, validate: bool) -> Result<Srs> {
     if verify_production_params() {
         super::params::check_digest(&path)?;
     }
-    let stage = Stage::start(format!("loading parameters {}", path.display()));
-    let srs = Srs::read_file(&path, &ReadOptions { validate })
+    let sections: u64 = ParamsHeader::read(&path)
+        .map(|h| h.sections().iter().map(|s| s.byte_len()).sum())
+        .unwrap_or(0);
+    let stage = Stage::counted(
+        format!("loading parameters {}", path.display()),
+        sections,
+        Unit::Bytes,
+    );
+    let bar = stage.progress();
+    let srs = Srs::read_file_observed(&path, &ReadOptions { validate }, &|n| bar.inc(n))
         .with_context(|| format!("loading parameters for {}", spec.short_name))?;
     stage.done(&format!(
         "{} h, {} l, {} a points",

@@ -15,12 +15,13 @@ use super::backend::{self, BackendChoice};
 use super::fixtures::sector_size;
 use super::prove::{prove_request, read_input, write_atomic};
 use super::stage::Stage;
+use super::test_params;
 
 /// Arguments of `filprove demo`.
 #[derive(Args, Debug)]
 pub struct DemoArgs {
-    /// Working directory (fixtures, proofs; parameters too unless FIL_PROOFS_PARAMETER_CACHE
-    /// or --params-dir says otherwise).
+    /// Working directory (fixtures, proofs, and the test parameters in DIR/params unless
+    /// --params-dir says otherwise).
     #[arg(long, default_value = ".fixtures/demo")]
     pub dir: PathBuf,
     /// Sector size.
@@ -36,7 +37,9 @@ pub struct DemoArgs {
     /// Prover backend.
     #[arg(long, value_enum, default_value = "auto", env = "FILPROVE_BACKEND")]
     pub backend: BackendChoice,
-    /// Parameter directory.
+    /// Parameter directory (default DIR/params, not FIL_PROOFS_PARAMETER_CACHE; the
+    /// production cache is refused): missing test parameters are generated there, and a
+    /// file whose digest is the network's is never replaced.
     #[arg(long)]
     pub params_dir: Option<PathBuf>,
     /// Derive r and s from this seed instead of the OS: with the same seed, every backend
@@ -51,21 +54,8 @@ pub struct DemoArgs {
 /// Runs `filprove demo`.
 pub fn run(args: DemoArgs) -> Result<()> {
     let size = sector_size(&args.sector_size)?;
-    let params_dir = match (
-        &args.params_dir,
-        std::env::var_os("FIL_PROOFS_PARAMETER_CACHE"),
-    ) {
-        (Some(d), _) => backend::resolve_params_dir(Some(d)),
-        (None, Some(_)) => backend::resolve_params_dir(None),
-        (None, None) => {
-            let d = args.dir.join("params");
-            eprintln!(
-                "[filprove] FIL_PROOFS_PARAMETER_CACHE is unset: using {} for test parameters",
-                d.display()
-            );
-            backend::resolve_params_dir(Some(&d))
-        }
-    };
+    let params_dir =
+        test_params::test_params_dir(args.params_dir.as_deref(), &args.dir.join("params"))?;
     let fixtures = args.dir.join(format!("fixtures-{}", args.sector_size));
     let existing = FixtureSet::open(&fixtures, size);
     let set = if args.kinds.iter().all(|k| existing.requests.contains_key(k)) {
@@ -102,6 +92,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
                 "generating test parameters for {}",
                 spec.short_name
             ));
+            test_params::refuse_replacing_circuit_files(&spec, &params_dir)?;
             let out =
                 spec.generate_params(&params_dir, &mut rand_chacha::ChaCha20Rng::seed_from_u64(0))?;
             stage.done(&format!("{:.1} s", out.generate_secs));

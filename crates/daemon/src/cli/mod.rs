@@ -3,13 +3,16 @@
 pub mod backend;
 pub mod compare;
 pub mod demo;
+pub mod doctor;
 pub mod fixtures;
 pub mod params;
+pub mod progress;
 pub mod prove;
 pub mod prove_bench;
 pub mod stage;
 pub mod synthesize;
 pub mod synthetic;
+pub mod test_params;
 pub mod timeline;
 pub mod verify;
 pub mod vram_plan;

@@ -12,6 +12,7 @@ use rand::SeedableRng;
 
 use super::backend::{resolve_params_dir, BackendChoice};
 use super::stage::Stage;
+use super::test_params;
 
 /// `filprove params ...`
 #[derive(Subcommand, Debug)]
@@ -21,9 +22,11 @@ pub enum ParamsCommand {
     /// Check present files: digests against the network manifest (parameters.json, as
     /// embedded in storage-proofs) and the header's shape; `--validate` checks every point.
     Check(CheckArgs),
-    /// Generate test parameters (insecure: random toxic waste) under the production names;
+    /// Generate test parameters (insecure: random toxic waste) under the production names,
+    /// into a directory of their own (default .fixtures/params, never the production cache);
     /// for PoRep circuits also the SnarkPack SRS non-interactive PoRep aggregates with
-    /// (v28-fil-inner-product-v1.srs), when absent.
+    /// (v28-fil-inner-product-v1.srs), when absent. A file whose digest is the network's is
+    /// never replaced.
     Generate(GenerateArgs),
 }
 
@@ -52,8 +55,12 @@ pub struct CheckArgs {
 /// Arguments of `params generate`.
 #[derive(Args, Debug)]
 pub struct GenerateArgs {
-    #[command(flatten)]
-    dir: DirArgs,
+    /// Where the test parameters go (default: .fixtures/params; the production cache
+    /// /var/tmp/filecoin-proof-parameters is refused, and 32 and 64 GiB circuits need a
+    /// directory given here, other than FIL_PROOFS_PARAMETER_CACHE). Point `prove`,
+    /// `daemon` and FIL_PROOFS_PARAMETER_CACHE at it to use them.
+    #[arg(long)]
+    params_dir: Option<PathBuf>,
     /// Circuits to generate, by short name (porep-2k, winning-2k, wpost-2k, snap-2k, ...).
     #[arg(long, value_delimiter = ',', required = true)]
     circuit: Vec<String>,
@@ -86,6 +93,10 @@ fn generate_aggregation_srs(dir: &Path, args: &GenerateArgs) -> Result<()> {
             );
             return Ok(());
         }
+        test_params::refuse_replacing_network_files(
+            &network_manifest()?,
+            std::slice::from_ref(&path),
+        )?;
         std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
     }
     let stage = Stage::start("generating the SnarkPack SRS (non-interactive PoRep)");
@@ -101,9 +112,13 @@ fn generate_aggregation_srs(dir: &Path, args: &GenerateArgs) -> Result<()> {
     Ok(())
 }
 
-/// The network's manifest (filecoin-proofs' parameters.json, embedded in storage-proofs).
+/// The network's manifest: filecoin-proofs' parameters.json and the SnarkPack SRS's
+/// srs-inner-product.json, as embedded in storage-proofs.
 pub fn network_manifest() -> Result<Manifest> {
-    Ok(Manifest::from_json(filprove_filecoin::network_manifest())?)
+    let mut manifest = Manifest::from_json(filprove_filecoin::network_manifest())?;
+    let srs = Manifest::from_json(storage_proofs_core::parameter_cache::SRS_PARAMETERS_DATA)?;
+    manifest.entries.extend(srs.entries);
+    Ok(manifest)
 }
 
 /// Checks one file's digest against the network manifest.
@@ -134,7 +149,13 @@ pub fn run(cmd: ParamsCommand) -> Result<()> {
         ParamsCommand::Generate(a) => {
             // Before resolving: an explicit directory is exported as the cache from there on.
             check_large_dir(&a)?;
-            generate(&resolve_params_dir(a.dir.params_dir.as_deref()), &a)
+            generate(
+                &test_params::test_params_dir(
+                    a.params_dir.as_deref(),
+                    Path::new(test_params::TEST_PARAMS_DIR),
+                )?,
+                &a,
+            )
         }
     }
 }
@@ -183,6 +204,34 @@ fn list(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Checks one present parameter file: its digest against `manifest` and, for a
+/// `.params` file, its header's layout (every point with `validate`). Returns what was
+/// found and whether it failed.
+pub fn check_file(manifest: &Manifest, path: &Path, validate: bool) -> (String, bool) {
+    let mut failed = false;
+    let mut outcome = match manifest.check(path) {
+        Ok(Checked::Matches) => "digest matches parameters.json".to_string(),
+        Ok(Checked::NotListed) => "not in parameters.json".to_string(),
+        Err(e) => {
+            failed = true;
+            format!("FAILED: {e}")
+        }
+    };
+    if path.extension().is_some_and(|e| e == "params") {
+        let layout = ParamsHeader::read(path).map(|_| ());
+        let points = || Srs::read_file(path, &ReadOptions { validate: true }).map(|_| ());
+        match layout.and_then(|()| if validate { points() } else { Ok(()) }) {
+            Ok(()) if validate => outcome.push_str("; every point valid"),
+            Ok(()) => outcome.push_str("; layout ok"),
+            Err(e) => {
+                failed = true;
+                outcome.push_str(&format!("; FAILED: {e}"));
+            }
+        }
+    }
+    (outcome, failed)
+}
+
 fn check(dir: &Path, only: Option<&str>, validate: bool) -> Result<()> {
     let manifest = network_manifest()?;
     let specs = match only {
@@ -205,32 +254,8 @@ fn check(dir: &Path, only: Option<&str>, validate: bool) -> Result<()> {
             }
             checked += 1;
             let stage = Stage::start(format!("checking {}", path.display()));
-            let mut outcome = match manifest.check(&path) {
-                Ok(Checked::Matches) => "digest matches parameters.json".to_string(),
-                Ok(Checked::NotListed) => "not in parameters.json".to_string(),
-                Err(e) => {
-                    failures += 1;
-                    format!("FAILED: {e}")
-                }
-            };
-            if path.extension().is_some_and(|e| e == "params") {
-                match ParamsHeader::read(&path) {
-                    Ok(_) if validate => {
-                        match Srs::read_file(&path, &ReadOptions { validate: true }) {
-                            Ok(_) => outcome.push_str("; every point valid"),
-                            Err(e) => {
-                                failures += 1;
-                                outcome.push_str(&format!("; FAILED: {e}"));
-                            }
-                        }
-                    }
-                    Ok(_) => outcome.push_str("; layout ok"),
-                    Err(e) => {
-                        failures += 1;
-                        outcome.push_str(&format!("; FAILED: {e}"));
-                    }
-                }
-            }
+            let (outcome, failed) = check_file(&manifest, &path, validate);
+            failures += usize::from(failed);
             stage.done(&outcome);
         }
     }
@@ -245,21 +270,30 @@ fn check(dir: &Path, only: Option<&str>, validate: bool) -> Result<()> {
 /// `FIL_PROOFS_PARAMETER_CACHE` of this process's environment, or
 /// /var/tmp/filecoin-proof-parameters (compared after resolving links and `..`).
 pub fn is_default_cache(dir: &Path) -> bool {
+    let env = std::env::var_os(filprove_filecoin::params::PARAMETER_CACHE_ENV)
+        .filter(|e| !e.is_empty())
+        .map(PathBuf::from);
+    is_production_cache(dir) || env.is_some_and(|e| same_dir(&e, dir))
+}
+
+/// Whether `dir` is /var/tmp/filecoin-proof-parameters, where filecoin-proofs and Curio
+/// keep the network's parameters (compared after resolving links and `..`).
+pub fn is_production_cache(dir: &Path) -> bool {
+    same_dir(
+        Path::new(filprove_filecoin::params::DEFAULT_PARAMETER_CACHE),
+        dir,
+    )
+}
+
+/// Whether two paths name the same directory (resolved when they exist, made absolute
+/// otherwise).
+fn same_dir(a: &Path, b: &Path) -> bool {
     let canon = |p: &Path| {
         std::fs::canonicalize(p)
             .or_else(|_| std::path::absolute(p))
             .unwrap_or_else(|_| p.to_path_buf())
     };
-    let mut defaults = vec![PathBuf::from(
-        filprove_filecoin::params::DEFAULT_PARAMETER_CACHE,
-    )];
-    if let Some(env) = std::env::var_os(filprove_filecoin::params::PARAMETER_CACHE_ENV) {
-        if !env.is_empty() {
-            defaults.push(PathBuf::from(env));
-        }
-    }
-    let dir = canon(dir);
-    defaults.iter().any(|d| canon(d) == dir)
+    canon(a) == canon(b)
 }
 
 /// 32 and 64 GiB test parameters (tens of GB, insecure) only go to a directory named with
@@ -271,7 +305,7 @@ fn check_large_dir(args: &GenerateArgs) -> Result<()> {
         if spec.sector_size < 32 << 30 {
             continue;
         }
-        let why = match args.dir.params_dir.as_deref() {
+        let why = match args.params_dir.as_deref() {
             None => "no --params-dir given".to_string(),
             Some(d) if is_default_cache(d) => format!(
                 "--params-dir {} is the default parameter cache ({} or /var/tmp/filecoin-proof-parameters)",
@@ -329,6 +363,7 @@ fn generate(dir: &Path, args: &GenerateArgs) -> Result<()> {
             );
             continue;
         }
+        test_params::refuse_replacing_circuit_files(&spec, dir)?;
         let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(args.seed);
         let (stage, out) = if args.bellperson {
             let stage = Stage::start(format!(

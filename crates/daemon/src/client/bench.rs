@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::{connect, Connect, PriorityArg, RequestInput};
+use crate::cli::progress::{self, Unit};
 use crate::server::convert;
 use crate::server::pb;
 
@@ -141,15 +142,19 @@ pub async fn run(a: &BenchArgs) -> anyhow::Result<BenchReport> {
     let limit = Arc::new(tokio::sync::Semaphore::new(a.concurrency.max(1)));
     let start = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
+    // Advanced as each proof returns (the loop below waits for free slots meanwhile).
+    let bar = progress::bar("proving", a.count as u64, Unit::Items("proofs"));
     for i in 0..a.count {
         let permit = limit.clone().acquire_owned().await?;
         let mut c = client.clone();
         let mut wire = template.clone();
         wire.request_id = format!("{run_id}-{i}");
+        let bar = bar.clone();
         tasks.spawn(async move {
             let _permit = permit;
             let t = Instant::now();
             let r = c.prove(pb::ProveRequest { submit: Some(wire) }).await;
+            bar.inc(1);
             (t.elapsed(), r)
         });
     }
@@ -174,15 +179,16 @@ pub async fn run(a: &BenchArgs) -> anyhow::Result<BenchReport> {
                 });
             }
             Ok(r) => {
-                eprintln!("proof {} failed: {}", r.job_id, r.error_message);
+                bar.suspend(|| eprintln!("proof {} failed: {}", r.job_id, r.error_message));
                 report.failed += 1;
             }
             Err(e) => {
-                eprintln!("proof failed: {e}");
+                bar.suspend(|| eprintln!("proof failed: {e}"));
                 report.failed += 1;
             }
         }
     }
+    bar.finish_and_clear();
     report.wall = start.elapsed();
     Ok(report)
 }

@@ -37,7 +37,7 @@ pub struct ServerConfig {
     /// TCP address for gRPC: `host:port` or `http://host:port` (cuzk's is
     /// "127.0.0.1:9820"); empty (the default) disables TCP.
     pub tcp_listen: String,
-    /// HTTP address for /metrics, /status and /healthz; empty disables it.
+    /// HTTP address for /metrics, /status, /healthz and /readyz; empty disables it.
     pub http_listen: String,
     /// Largest gRPC message accepted, bytes; larger ones are refused before decoding.
     pub max_message_bytes: usize,
@@ -189,9 +189,23 @@ impl Default for SrsSection {
 }
 
 impl Config {
-    /// Parses and validates TOML text.
+    /// Parses and validates TOML text. cuzk's keys are understood or refused with the
+    /// filprove equivalent named (see [`super::cuzk_config`]).
     pub fn from_toml(text: &str) -> Result<Self, String> {
-        let c: Config = toml::from_str(text).map_err(|e| e.to_string())?;
+        let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| e.to_string())?;
+        let c = if super::cuzk_config::has_cuzk_keys(&table) {
+            let listen = super::cuzk_config::translate(&mut table)?;
+            let mut c: Config = toml::Value::Table(table)
+                .try_into()
+                .map_err(|e: toml::de::Error| e.to_string())?;
+            if let Some(address) = listen {
+                c.set_listeners(&[address])?;
+            }
+            c
+        } else {
+            // From the text, so that errors point at their line.
+            toml::from_str(text).map_err(|e| e.to_string())?
+        };
         c.validate()?;
         Ok(c)
     }

@@ -1,4 +1,6 @@
-//! The HTTP admin endpoint: `/metrics` (Prometheus text), `/status` (JSON), `/healthz`.
+//! The HTTP admin endpoint: `/metrics` (Prometheus text), `/status` (JSON), `/healthz`
+//! (the daemon answers and is not draining) and `/readyz` (it also proves where it was
+//! configured to: a GPU backend that fell back to the CPU is not ready).
 
 use std::sync::Arc;
 
@@ -10,22 +12,63 @@ use axum::Router;
 use filprove_engine::{Engine, SrsTier};
 use serde_json::json;
 
-/// The admin router.
-pub fn router(engine: Arc<Engine>) -> Router {
+/// The admin router. `configured_backend` is `engine.backend` ("cpu", "cuda", "auto"):
+/// anything but "cpu" asks for a GPU, which `/readyz` checks.
+pub fn router(engine: Arc<Engine>, configured_backend: String) -> Router {
+    let readyz = move |State(engine): State<Arc<Engine>>| {
+        let configured = configured_backend.clone();
+        async move { readyz(&engine, &configured) }
+    };
     Router::new()
         .route("/metrics", get(metrics))
         .route("/status", get(status))
         .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
         .with_state(engine)
+}
+
+/// Why the daemon is not ready, or `None` when it is: draining, or a configured GPU
+/// backend (`cuda`, `auto`) that is proving on the CPU (every device is `cpu`).
+pub fn not_ready_reason(
+    draining: bool,
+    configured_backend: &str,
+    devices: &[String],
+) -> Option<String> {
+    if draining {
+        return Some("draining".into());
+    }
+    if configured_backend != "cpu" && devices.iter().all(|d| d == "cpu") {
+        return Some(format!(
+            "engine.backend = {configured_backend:?} fell back to the CPU: no usable GPU \
+             (the log's \"cuda unavailable\" line says why; `filprove doctor` checks the GPUs)"
+        ));
+    }
+    None
+}
+
+fn readyz(engine: &Engine, configured_backend: &str) -> (StatusCode, String) {
+    let devices: Vec<String> = engine
+        .status()
+        .devices
+        .into_iter()
+        .map(|d| d.name)
+        .collect();
+    match not_ready_reason(engine.is_draining(), configured_backend, &devices) {
+        Some(why) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("not ready: {why}\n"),
+        ),
+        None => (StatusCode::OK, "ready\n".into()),
+    }
 }
 
 async fn metrics(State(engine): State<Arc<Engine>>) -> impl IntoResponse {
     (
         [(
             header::CONTENT_TYPE,
-            "text/plain; version=0.0.4; charset=utf-8",
+            filprove_engine::metrics::content_type(),
         )],
-        engine.metrics_text() + &filprove_engine::gpu_sampler::metrics_text(),
+        engine.metrics_text(),
     )
 }
 
@@ -73,4 +116,21 @@ pub fn status_json(engine: &Engine) -> serde_json::Value {
 
 async fn status(State(engine): State<Arc<Engine>>) -> impl IntoResponse {
     axum::Json(status_json(&engine))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::not_ready_reason;
+
+    #[test]
+    fn a_gpu_backend_on_the_cpu_is_not_ready() {
+        let cpu = ["cpu".to_string()];
+        let gpu = ["NVIDIA H200".to_string()];
+        assert_eq!(not_ready_reason(false, "cpu", &cpu), None);
+        assert_eq!(not_ready_reason(false, "auto", &gpu), None);
+        assert_eq!(not_ready_reason(false, "cuda", &gpu), None);
+        let why = not_ready_reason(false, "auto", &cpu).unwrap();
+        assert!(why.contains("fell back to the CPU"), "{why}");
+        assert_eq!(not_ready_reason(true, "cpu", &cpu).unwrap(), "draining");
+    }
 }

@@ -25,25 +25,47 @@ pub struct Listeners {
     http: Option<TcpListener>,
     max_message_bytes: usize,
     cancel_abandoned: Vec<filprove_filecoin::ProofKind>,
+    configured_backend: String,
+}
+
+/// What is at a unix socket path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SocketState {
+    /// Nothing.
+    Absent,
+    /// A file that is not a socket (never replaced).
+    NotASocket,
+    /// A socket a process answers on (another daemon).
+    Answering,
+    /// A socket nobody answers on, left by a daemon that died (removed at start).
+    Stale,
+}
+
+/// Looks at `path` (connecting to it when it is a socket).
+pub fn socket_state(path: &Path) -> SocketState {
+    match std::fs::symlink_metadata(path) {
+        Err(_) => SocketState::Absent,
+        Ok(meta) if !meta.file_type().is_socket() => SocketState::NotASocket,
+        Ok(_) if std::os::unix::net::UnixStream::connect(path).is_ok() => SocketState::Answering,
+        Ok(_) => SocketState::Stale,
+    }
 }
 
 /// Removes a stale socket file left by a daemon that died; refuses when one still answers
 /// or when the path is not a socket.
 fn clear_stale_socket(path: &Path) -> anyhow::Result<()> {
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
-        return Ok(());
-    };
-    if !meta.file_type().is_socket() {
-        anyhow::bail!(
+    match socket_state(path) {
+        SocketState::Absent => Ok(()),
+        SocketState::NotASocket => anyhow::bail!(
             "{} exists and is not a socket; refusing to replace it",
             path.display()
-        );
+        ),
+        SocketState::Answering => {
+            anyhow::bail!("another daemon is listening on {}", path.display())
+        }
+        SocketState::Stale => std::fs::remove_file(path)
+            .with_context(|| format!("cannot remove stale socket {}", path.display())),
     }
-    if std::os::unix::net::UnixStream::connect(path).is_ok() {
-        anyhow::bail!("another daemon is listening on {}", path.display());
-    }
-    std::fs::remove_file(path)
-        .with_context(|| format!("cannot remove stale socket {}", path.display()))
 }
 
 impl Listeners {
@@ -81,7 +103,7 @@ impl Listeners {
                 let l = TcpListener::bind(a)
                     .await
                     .with_context(|| format!("cannot bind {a}"))?;
-                tracing::info!(addr = %l.local_addr()?, "HTTP admin (/metrics, /status, /healthz)");
+                tracing::info!(addr = %l.local_addr()?, "HTTP admin (/metrics, /status, /healthz, /readyz)");
                 Some(l)
             }
             None => None,
@@ -92,6 +114,7 @@ impl Listeners {
             http,
             max_message_bytes: c.server.max_message_bytes,
             cancel_abandoned: c.cancel_abandoned().map_err(anyhow::Error::msg)?,
+            configured_backend: c.engine.backend.clone(),
         })
     }
 
@@ -216,8 +239,11 @@ pub async fn serve(
         tasks.spawn(async move { s.await.context("gRPC (TCP)") });
     }
     if let Some(l) = listeners.http {
-        let s = axum::serve(l, super::http::router(engine.clone()))
-            .with_graceful_shutdown(stopped(stop_rx.clone()));
+        let s = axum::serve(
+            l,
+            super::http::router(engine.clone(), listeners.configured_backend),
+        )
+        .with_graceful_shutdown(stopped(stop_rx.clone()));
         tasks.spawn(async move { s.await.context("HTTP admin") });
     }
     tracing::info!("filprove daemon ready");

@@ -9,6 +9,7 @@ pub mod backends;
 pub mod callers;
 pub mod config;
 pub mod convert;
+pub mod cuzk_config;
 pub mod grpc;
 pub mod http;
 mod listen;
@@ -21,7 +22,7 @@ use anyhow::Context as _;
 use filprove_engine::{Engine, EngineConfig};
 
 pub use config::Config;
-pub use listen::{serve, Listeners};
+pub use listen::{serve, socket_state, Listeners, SocketState};
 
 /// The generated cuzk.v1 messages, server and client.
 #[allow(missing_docs, clippy::all)]
@@ -50,7 +51,7 @@ pub struct DaemonArgs {
     /// Also listen on TCP, e.g. 127.0.0.1:9820 (overrides server.tcp_listen).
     #[arg(long)]
     pub tcp_listen: Option<String>,
-    /// HTTP admin address for /metrics, /status, /healthz (overrides server.http_listen;
+    /// HTTP admin address for /metrics, /status, /healthz, /readyz (overrides server.http_listen;
     /// "" disables it).
     #[arg(long)]
     pub http_listen: Option<String>,

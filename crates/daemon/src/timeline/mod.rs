@@ -19,6 +19,11 @@ pub use parse::parse_log;
 pub use svg::{render_html, render_svg};
 pub use text::summary;
 
+/// The log filter (`RUST_LOG`) that records all `filprove timeline` reads: the engine's
+/// pipeline events (INFO) and the GPU samples, which log at DEBUG (several per second)
+/// under the same target, `filprove::timeline`.
+pub const RECORDING_FILTER: &str = "info,filprove::timeline=debug";
+
 /// A timeline event's kind (`ev` field), in pipeline order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Ev {

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod exposition;
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -157,6 +159,12 @@ impl Drop for TestDaemon {
 
 /// A plain HTTP/1.1 GET on loopback: (status code, body).
 pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
+    let (code, _, body) = http_get_with_headers(addr, path);
+    (code, body)
+}
+
+/// `GET path`: status code, header lines (lower-cased names), body.
+pub fn http_get_with_headers(addr: SocketAddr, path: &str) -> (u16, Vec<String>, String) {
     use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
@@ -168,9 +176,11 @@ pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
     let mut buf = String::new();
     s.read_to_string(&mut buf).unwrap();
     let code = buf.split_whitespace().nth(1).unwrap().parse().unwrap();
-    let body = buf
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    (code, body)
+    let (head, body) = buf.split_once("\r\n\r\n").unwrap_or((&buf, ""));
+    let headers = head
+        .lines()
+        .skip(1)
+        .map(|l| l.to_ascii_lowercase())
+        .collect();
+    (code, headers, body.to_string())
 }

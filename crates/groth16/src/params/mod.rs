@@ -56,5 +56,5 @@ pub use digest::{
 pub use header::{
     ParamsHeader, ParamsShape, SectionInfo, VkHeader, G1_BYTES, G2_BYTES, VK_FIXED_BYTES,
 };
-pub use read::ReadOptions;
+pub use read::{OnBytes, ReadOptions};
 pub use write::{temp_path, write_atomic};

@@ -129,12 +129,17 @@ fn fixed_point<P: FilePoint>(
 /// Points per parallel task.
 const CHUNK: usize = 4096;
 
-/// Decodes a section of non-identity points in parallel.
+/// Told the bytes of each decoded piece of a parameter file, from decoding threads.
+pub type OnBytes<'a> = &'a (dyn Fn(u64) + Sync);
+
+/// Decodes a section of non-identity points in parallel, telling `on_bytes` each chunk's
+/// bytes once decoded.
 fn decode_section<P: FilePoint>(
     bytes: &[u8],
     info: &SectionInfo,
     validate: bool,
     path: &Path,
+    on_bytes: OnBytes<'_>,
 ) -> Result<Vec<P>, ParamsError> {
     debug_assert_eq!(info.point_bytes as usize, P::BYTES);
     let start = info.offset as usize;
@@ -157,6 +162,7 @@ fn decode_section<P: FilePoint>(
                 }
                 *p = q;
             }
+            on_bytes(raw.len() as u64);
             Ok(())
         })?;
     Ok(out)
@@ -171,7 +177,7 @@ fn decode_vk(bytes: &[u8], ic: &SectionInfo, path: &Path) -> Result<VerifyingKey
     let gamma_g2 = fixed_point(bytes, &mut off, path, 3)?;
     let delta_g1 = fixed_point(bytes, &mut off, path, 4)?;
     let delta_g2 = fixed_point(bytes, &mut off, path, 5)?;
-    let ic = decode_section(bytes, ic, true, path)?;
+    let ic = decode_section(bytes, ic, true, path, &|_| {})?;
     Ok(VerifyingKey {
         alpha_g1,
         beta_g1,
@@ -189,6 +195,16 @@ impl Srs {
     ///
     /// The file must not be modified while it is read.
     pub fn read_file(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<Srs, ParamsError> {
+        Self::read_file_observed(path, opts, &|_| {})
+    }
+
+    /// [`Srs::read_file`], telling `on_bytes` the bytes of each section piece decoded (from
+    /// the decoding threads; they add up to the sections' length), for progress reports.
+    pub fn read_file_observed(
+        path: impl AsRef<Path>,
+        opts: &ReadOptions,
+        on_bytes: OnBytes<'_>,
+    ) -> Result<Srs, ParamsError> {
         let path = path.as_ref();
         let io = |source| ParamsError::Io {
             path: path.to_path_buf(),
@@ -201,7 +217,7 @@ impl Srs {
         // SAFETY: the mapping is read-only and private to this function; parameter files
         // are not modified while in use (documented above).
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
-        Self::decode(&map, path, opts)
+        Self::decode(&map, path, opts, on_bytes)
     }
 
     /// Decodes a whole `.params` file held in memory; `label` names it in errors.
@@ -210,27 +226,32 @@ impl Srs {
         label: impl AsRef<Path>,
         opts: &ReadOptions,
     ) -> Result<Srs, ParamsError> {
-        Self::decode(bytes, label.as_ref(), opts)
+        Self::decode(bytes, label.as_ref(), opts, &|_| {})
     }
 
-    fn decode(bytes: &[u8], path: &Path, opts: &ReadOptions) -> Result<Srs, ParamsError> {
+    fn decode(
+        bytes: &[u8],
+        path: &Path,
+        opts: &ReadOptions,
+        on_bytes: OnBytes<'_>,
+    ) -> Result<Srs, ParamsError> {
         let header = ParamsHeader::parse(bytes, path, bytes.len() as u64)?;
         let v = opts.validate;
         let vk = decode_vk(bytes, &header.ic, path)?;
         let ((h, l), (a, (b_g1, b_g2))) = rayon::join(
             || {
                 rayon::join(
-                    || decode_section(bytes, &header.h, v, path),
-                    || decode_section(bytes, &header.l, v, path),
+                    || decode_section(bytes, &header.h, v, path, on_bytes),
+                    || decode_section(bytes, &header.l, v, path, on_bytes),
                 )
             },
             || {
                 rayon::join(
-                    || decode_section(bytes, &header.a, v, path),
+                    || decode_section(bytes, &header.a, v, path, on_bytes),
                     || {
                         rayon::join(
-                            || decode_section(bytes, &header.b_g1, v, path),
-                            || decode_section(bytes, &header.b_g2, v, path),
+                            || decode_section(bytes, &header.b_g1, v, path, on_bytes),
+                            || decode_section(bytes, &header.b_g2, v, path, on_bytes),
                         )
                     },
                 )

@@ -1,0 +1,128 @@
+//! `filprove doctor`: an operator's first look at a machine and a configuration. The
+//! build and the GPUs (driver, memory, compute capability against the kernels' targets),
+//! host and cgroup memory with the budgets the engine would take, the parameter files and
+//! their digests, the socket's permissions, and what the daemon would do with the
+//! configuration. Exits 1 when something would make the daemon fail.
+
+mod host;
+mod params;
+mod report;
+mod socket;
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use clap::Args;
+
+pub use report::{Level, Report};
+
+use crate::server::{Config, DaemonArgs};
+
+/// Arguments of `filprove doctor`.
+#[derive(Args, Debug)]
+pub struct DoctorArgs {
+    /// The daemon's configuration file (filprove's or cuzk's); defaults apply without one.
+    #[arg(long, short = 'c')]
+    pub config: Option<PathBuf>,
+    /// Only list the parameter files; do not hash them against parameters.json (hashing
+    /// reads every file: minutes for 32 GiB parameters).
+    #[arg(long)]
+    pub skip_digests: bool,
+}
+
+/// Runs `filprove doctor`: prints the report, fails when a finding is a failure.
+pub fn run(args: DoctorArgs) -> Result<()> {
+    let report = examine(&args);
+    print!("{}", report.render());
+    match (report.failures(), report.warnings()) {
+        (0, 0) => println!("no problems found"),
+        (0, w) => println!("{w} warning(s), no failures"),
+        (f, w) => bail!("{f} failure(s), {w} warning(s)"),
+    }
+    Ok(())
+}
+
+/// Every check, in the order an operator reads them.
+pub fn examine(args: &DoctorArgs) -> Report {
+    let mut r = Report::default();
+    host::build(&mut r);
+    host::gpus(&mut r);
+    r.section("configuration");
+    let daemon = DaemonArgs {
+        config: args.config.clone(),
+        ..DaemonArgs::default()
+    };
+    let config = match daemon.effective_config() {
+        Ok(c) => c,
+        Err(e) => {
+            r.add(Level::Fail, format!("{e:#}: the daemon would not start"));
+            return r;
+        }
+    };
+    let source = match &args.config {
+        Some(p) => p.display().to_string(),
+        None => "no file: the defaults".into(),
+    };
+    r.add(Level::Ok, format!("{source}: valid"));
+    host::memory(&mut r, &config);
+    match crate::server::apply_param_cache(&config) {
+        Ok(dir) => params::check(&mut r, &dir, &config.srs.preload, args.skip_digests),
+        Err(e) => {
+            r.section("parameters");
+            r.add(Level::Fail, format!("{e:#}"));
+        }
+    }
+    socket::check(&mut r, &config);
+    plan(&mut r, &config);
+    r
+}
+
+/// What the daemon would run: backends (built as it builds them), workers, endpoints.
+fn plan(r: &mut Report, c: &Config) {
+    r.section("the daemon with this configuration");
+    let kind = c.engine.backend.as_str();
+    match crate::server::backends::build(kind, c.engine.gpu_workers_per_device) {
+        Ok(backends) => {
+            let names: Vec<String> = backends.iter().map(|b| b.name()).collect();
+            let text = format!("engine.backend = {kind:?}: proves on {}", names.join(", "));
+            match crate::server::http::not_ready_reason(false, kind, &names) {
+                Some(why) => r.add(Level::Warn, format!("{text}; /readyz would fail: {why}")),
+                None => r.add(Level::Ok, text),
+            }
+        }
+        Err(e) => r.add(Level::Fail, format!("{e:#}: the daemon would not start")),
+    }
+    r.add(
+        Level::Info,
+        format!(
+            "{} synthesis workers{}, {} prover workers per device",
+            c.engine.partition_workers,
+            if c.engine.express_worker {
+                " plus one for HIGH/CRITICAL work"
+            } else {
+                ""
+            },
+            c.engine.gpu_workers_per_device
+        ),
+    );
+    if !c.srs.preload.is_empty() {
+        r.add(
+            Level::Info,
+            format!("parameters loaded at start: {}", c.srs.preload.join(", ")),
+        );
+    }
+    if c.server.http_listen.is_empty() {
+        r.add(
+            Level::Info,
+            "no HTTP admin endpoint (server.http_listen is empty)",
+        );
+    } else {
+        r.add(
+            Level::Info,
+            format!(
+                "HTTP /metrics, /status, /healthz, /readyz on {}",
+                c.server.http_listen
+            ),
+        );
+    }
+}
