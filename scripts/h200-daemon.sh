@@ -27,7 +27,7 @@ case "$size" in
   *) echo "unknown SIZE $size"; exit 2 ;;
 esac
 [ -f "$fx/porep.request.json" ] || "$bin" fixtures --out "$fx" --sector-size "$size" --kinds "$kinds" >> "$out/log.txt" 2>&1 || note "fixtures FAILED"
-t0=$(date +%s.%N); "$bin" params generate --circuit "$circuits" >> "$out/log.txt" 2>&1 || note "params FAILED"
+t0=$(date +%s.%N); "$bin" params generate --circuit "$circuits" --params-dir "$FIL_PROOFS_PARAMETER_CACHE" >> "$out/log.txt" 2>&1 || note "params FAILED"
 note "filprove keygen $circuits (skipped where present): $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s"
 
 for backend in ${BACKENDS:-cuda cpu}; do

@@ -27,7 +27,7 @@ for size in "${sizes[@]}"; do
   esac
   fx="$work/fixtures-$size"
   step "fixtures $size" "$bin" fixtures --out "$fx" --sector-size "$size" --kinds "$kinds"
-  step "params generate $circuits" "$bin" params generate --circuit "$circuits"
+  step "params generate $circuits" "$bin" params generate --circuit "$circuits" --params-dir "$work/params"
   step "demo $size cpu (seed 7)" "$bin" demo --dir "$work" --sector-size "$size" --kinds "$kinds" --backend cpu --seed 7 --proofs-dir "$work/proofs-$size-cpu"
   step "demo $size cuda (seed 7)" "$bin" demo --dir "$work" --sector-size "$size" --kinds "$kinds" --backend cuda --seed 7 --proofs-dir "$work/proofs-$size-cuda"
   step "cpu and cuda proofs byte-identical ($size)" diff -r "$work/proofs-$size-cpu" "$work/proofs-$size-cuda"

@@ -21,7 +21,7 @@ bin="${FILPROVE_BIN:-.device/filprove}"
 size="${SIZE:-32GiB}"
 work="${FILPROVE_WORK:-/tmp/filprove-fullscale}"
 mkdir -p "$out" "$work"
-export RUST_LOG="${RUST_LOG:-info,filecoin_proofs=warn,storage_proofs_core=warn,storage_proofs_porep=warn,storage_proofs_post=warn,storage_proofs_update=warn}"
+export RUST_LOG="${RUST_LOG:-info,filprove::timeline=debug,filecoin_proofs=warn,storage_proofs_core=warn,storage_proofs_porep=warn,storage_proofs_post=warn,storage_proofs_update=warn}"
 if [ "$what" = all ]; then
   bash "$0" "$out/porep" porep && bash "$0" "$out/post" post
   exit $?

@@ -19,7 +19,7 @@ mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,memory.used,memory.total,temperature.gpu,power.draw \
     --format=csv > "$out/gpu.txt" 2>&1
 cat "$out/gpu.txt"
-export RUST_LOG="${RUST_LOG:-info}" FILPROVE_LOG_FORMAT=json
+export RUST_LOG="${RUST_LOG:-info,filprove::timeline=debug}" FILPROVE_LOG_FORMAT=json
 rc=0
 run() { # name, args...
     local name="$1"; shift
