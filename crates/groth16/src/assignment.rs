@@ -85,6 +85,26 @@ impl ProvingAssignment {
         }
     }
 
+    /// Appends one aux variable (for native witness code, [`crate::sink`]); returns its
+    /// index. Its density bits start clear.
+    pub(crate) fn push_aux_value(&mut self, value: Fr) -> usize {
+        grow(&self.pins, &self.aux_assignment, 1);
+        self.aux_assignment.push(value);
+        self.a_aux_density.push_clear();
+        self.b_aux_density.push_clear();
+        self.aux_assignment.len() - 1
+    }
+
+    /// Appends one constraint's evaluations (for native witness code, [`crate::sink`]).
+    pub(crate) fn push_evaluations(&mut self, a: Fr, b: Fr, c: Fr) {
+        for v in [&self.a, &self.b, &self.c] {
+            grow(&self.pins, v, 1);
+        }
+        self.a.push(a);
+        self.b.push(b);
+        self.c.push(c);
+    }
+
     /// Appends the `input_i * 0 = 0` constraints that make the IC query fully dense.
     /// Call once, after synthesis (done by [`ProvingAssignment::synthesize`]).
     pub fn finish(&mut self) {

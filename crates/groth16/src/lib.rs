@@ -9,6 +9,8 @@
 //! - [`report`]: what one proof cost (phases, transfers, host syncs);
 //! - [`parts`]: circuits of a head and equal parts (PoRep's challenges) synthesized part by
 //!   part in parallel;
+//! - [`sink`]: the seam through which native (gadget-free) witness code appends to a
+//!   constraint system;
 //! - [`recycle`]: partition buffers reused between syntheses (and kept page-locked);
 //! - [`cpu`]: the CPU reference backend (NTT, MSM, prover).
 
@@ -24,6 +26,7 @@ pub mod parts;
 pub mod proof;
 pub mod recycle;
 pub mod report;
+pub mod sink;
 #[cfg(test)]
 mod test_circuit;
 
