@@ -1,11 +1,8 @@
 // Field-product micro-benchmark: throughput of the Fq and Fr Montgomery products and of
 // the G1 mixed XYZZ addition, and a checksum of fixed-input results (two builds with
 // different product routines must print the same checksums).
-// Build: nvcc -O3 -std=c++17 -arch=sm_90 -I ../kernels [-DFILPROVE_FQ_MUL_WIDE=0 -DFILPROVE_FR_MUL_WIDE=0] mulbench.cu
-// [-DFILPROVE_FQ_MUL_VARIANT=0: the build's own Fq product, and so the G1 addition figure,
-// is mont_mul_wide instead of the default mont_mul_eo; FILPROVE_FR_MUL_VARIANT likewise for
-// Fr]. Every build also times the wide Fq product variants side by side, each out of line
-// as in the MSM kernels ("Fq variant ..." lines; every Fq mul checksum must agree).
+// Build: nvcc -O3 -std=c++17 -arch=sm_90 -I ../kernels mulbench.cu
+// The throughputs are the inputs of the multiplier-bound figures in docs/benchmarks.md.
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -17,16 +14,6 @@
 template <class F, bool SQR>
 struct Product {
     __device__ __forceinline__ static F apply(const F& x, const F& y) { return SQR ? x.sqr() : x * y; }
-};
-
-// ... or one of the wide Fq product variants (ff/field.cuh, FILPROVE_FQ_MUL_VARIANT), out of
-// line like Fq's operator* in the MSM kernels, whatever this build's default is.
-template <int V>
-struct FqVariant {
-    __device__ __noinline__ static Fq apply(Fq a, Fq b) {
-        if constexpr (V == 1) return Fq::mont_mul_eo(a, b);
-        return Fq::mont_mul_wide(a, b);
-    }
 };
 
 template <class F, int ILP, class Op>
@@ -65,7 +52,7 @@ static std::vector<F> random_elems(size_t n, uint32_t top_mask) {
 }
 
 template <class F>
-static uint64_t checksum_pairs(uint32_t top_mask, const uint32_t* pm1, bool sqr, int fq_variant = -1) {
+static uint64_t checksum_pairs(uint32_t top_mask, const uint32_t* pm1, bool sqr) {
     const uint32_t n = 1 << 20;
     rng = 0x9e3779b97f4a7c15ull;  // the same inputs for every checksum of a field
     auto a = random_elems<F>(n, top_mask), b = random_elems<F>(n, top_mask);
@@ -82,14 +69,8 @@ static uint64_t checksum_pairs(uint32_t top_mask, const uint32_t* pm1, bool sqr,
     CK(cudaMemcpy(da, a.data(), n * sizeof(F), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(db, b.data(), n * sizeof(F), cudaMemcpyHostToDevice));
     const uint32_t grid = n / 256;
-    if constexpr (F::N == 12) {
-        if (fq_variant == 0) mul_pairs<F, FqVariant<0>><<<grid, 256>>>(da, db, dout, n);
-        else if (fq_variant == 1) mul_pairs<F, FqVariant<1>><<<grid, 256>>>(da, db, dout, n);
-    }
-    if (fq_variant < 0) {
-        if (sqr) mul_pairs<F, Product<F, true>><<<grid, 256>>>(da, db, dout, n);
-        else mul_pairs<F, Product<F, false>><<<grid, 256>>>(da, db, dout, n);
-    }
+    if (sqr) mul_pairs<F, Product<F, true>><<<grid, 256>>>(da, db, dout, n);
+    else mul_pairs<F, Product<F, false>><<<grid, 256>>>(da, db, dout, n);
     CK(cudaDeviceSynchronize());
     std::vector<F> out(n);
     CK(cudaMemcpy(out.data(), dout, n * sizeof(F), cudaMemcpyDeviceToHost));
@@ -134,10 +115,7 @@ static double bench_mul(const char* name, uint32_t top_mask) {
 
 int main() {
     cudaDeviceProp p; CK(cudaGetDeviceProperties(&p, 0));
-    printf("product: Fq %s, Fr %s on %s\n",
-           !Fq::MUL_WIDE ? "lo/hi carry chains"
-           : Fq::MUL_VARIANT == 1 ? "wide, variant 1 (even/odd chains)" : "wide (IMAD.WIDE CIOS)",
-           Fr::MUL_WIDE ? "wide" : "lo/hi", p.name);
+    printf("products of kernels/ff/field.cuh on %s\n", p.name);
     const uint32_t fq_pm1[12] = {0xffffaaaa, 0xb9feffff, 0xb153ffff, 0x1eabfffe, 0xf6b0f624, 0x6730d2a0,
                                  0xf38512bf, 0x64774b84, 0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea};
     const uint32_t fr_pm1[8] = {0x00000000, 0xffffffff, 0xfffe5bfe, 0x53bda402,
@@ -146,12 +124,6 @@ int main() {
         printf("checksum Fq %s %016llx\n", sq ? "sqr" : "mul", (unsigned long long)checksum_pairs<Fq>(0x0fffffff, fq_pm1, sq));
         printf("checksum Fr %s %016llx\n", sq ? "sqr" : "mul", (unsigned long long)checksum_pairs<Fr>(0x3fffffff, fr_pm1, sq));
     }
-    for (int v = 0; v < 2; v++)
-        printf("checksum Fq variant %d mul %016llx\n", v, (unsigned long long)checksum_pairs<Fq>(0x0fffffff, fq_pm1, false, v));
-    bench_mul<Fq, 2, FqVariant<0>>("Fq variant 0, ILP 2", 0x0fffffff);
-    bench_mul<Fq, 2, FqVariant<1>>("Fq variant 1, ILP 2", 0x0fffffff);
-    bench_mul<Fq, 4, FqVariant<0>>("Fq variant 0, ILP 4", 0x0fffffff);
-    bench_mul<Fq, 4, FqVariant<1>>("Fq variant 1, ILP 4", 0x0fffffff);
     bench_mul<Fq, 2>("Fq product, ILP 2", 0x0fffffff);
     bench_mul<Fq, 4>("Fq product, ILP 4", 0x0fffffff);
     bench_mul<Fr, 4>("Fr product, ILP 4", 0x3fffffff);

@@ -4,11 +4,11 @@
 // The direct scatter (msm_scatter) makes two global atomics per entry and window: its
 // bucket's cursor and the next window's count. Those bound it, not memory: on the H200,
 // 11.55 ms for a window of 2^27 entries, 69 % of warp cycles waiting on the atomics with
-// return, DRAM 29 % busy (Nsight Compute, docs/benchmarks.md "Session 11"). Here
+// return, DRAM 29 % busy (Nsight Compute). Here
 // the per-entry atomics are in shared memory and the global ones per block and bin:
 // 0. msm_canonical_planes, once per MSM: the scalars as integers, word-transposed, with
 //    their digits' carries, so a window's pass reads 16 of a scalar's 32 bytes;
-// 1. msm_bin_scatter_* (bin_scatter): a block takes BIN_THREADS x PER entries,
+// 1. msm_bin_scatter (bin_scatter): a block takes BIN_THREADS x PER entries,
 //    counts their digits per bin (2^BIN_SHIFT buckets) in shared memory, reserves each
 //    bin's run of the pair list with one atomic and writes the (bucket, base index | sign
 //    << 31) pairs into the runs: the list is in bin order. The bins' offsets come from
@@ -25,8 +25,8 @@
 #include "digits.cuh"
 
 #define BIN_SHIFT 11
-// Threads of msm_bin_scatter_*; its entries per thread (PER) set the tile
-// (src/msm_scatter.rs, BinScatter). The block's global atomics, one per bin for its pairs
+// Threads of msm_bin_scatter; its entries per thread (PER) set the tile
+// (src/msm_scatter.rs, BIN_PER_THREAD). The block's global atomics, one per bin for its pairs
 // and one for the next window's counts, come to 1 per 2 entries of the 2^27 MSM at 8.
 #define BIN_THREADS 512
 #define PLACE_THREADS 512
@@ -196,21 +196,17 @@ __device__ __forceinline__ void bin_place(const uint2* pairs, const uint32_t* bi
         if (e[j].x != NO_DIGIT) sorted[atomicAdd(&sm[e[j].x - lo], 1u)] = e[j].y;
 }
 
-// The compiled shapes (src/msm_scatter.rs, BinScatter, picks one):
-// msm_bin_scatter_<PER>x<AHEAD>_b<MINB>, MINB blocks per SM.
-#define BIN_SCATTER(PER, AHEAD, MINB)                                                                          \
-    extern "C" __global__ void __launch_bounds__(BIN_THREADS, MINB) msm_bin_scatter_##PER##x##AHEAD##_b##MINB(  \
-        const uint32_t* planes, const uint32_t* idx, uint32_t n, uint32_t c, uint32_t w, uint32_t nbins,          \
-        const uint32_t* bin_off, uint32_t* fill, uint2* pairs, uint32_t* counted, uint32_t cw) {                 \
-        bin_scatter<PER, AHEAD>(planes, idx, n, c, w, nbins, bin_off, fill, pairs, counted, cw);               \
-    }
-BIN_SCATTER(32, 1, 2)
-BIN_SCATTER(32, 8, 1)
-BIN_SCATTER(16, 8, 1)
-BIN_SCATTER(16, 8, 2)
-BIN_SCATTER(16, 16, 1)
-BIN_SCATTER(8, 8, 2)
-BIN_SCATTER(8, 8, 3)
+// The bin pass: 8 entries per thread with their loads issued together, two blocks per SM
+// (64 registers, none spilled; src/msm_scatter.rs BIN_PER_THREAD). On the H200 its pass
+// over the 2^27 G1 MSM took 35.7 ms, against 48.7 when each entry's loads waited for the
+// previous entry's atomics (8 -> 32 entries, 1 ahead) and 38.6-44.5 for other tiles and
+// occupancies (16 or 32 entries, 8 or 16 ahead, 1 to 3 blocks per SM).
+extern "C" __global__ void __launch_bounds__(BIN_THREADS, 2)
+    msm_bin_scatter(const uint32_t* planes, const uint32_t* idx, uint32_t n, uint32_t c, uint32_t w,
+                    uint32_t nbins, const uint32_t* bin_off, uint32_t* fill, uint2* pairs, uint32_t* counted,
+                    uint32_t cw) {
+    bin_scatter<8, 8>(planes, idx, n, c, w, nbins, bin_off, fill, pairs, counted, cw);
+}
 extern "C" __global__ void __launch_bounds__(PLACE_THREADS)
     msm_bin_count(const uint2* pairs, const uint32_t* bin_off, uint32_t nbins, uint32_t* counts) {
     bin_place<true>(pairs, bin_off, nbins, counts, nullptr);

@@ -18,22 +18,14 @@
 // them between two exchanges through shared memory. RADIX_LG in ntt.rs. Radix 4 (80
 // registers, 256 threads, 24 warps per SM) against radix 8 (~150 registers, 12 warps) on
 // the H200: H at 2^27 444 vs 896 ms, and 682 ms for the previous one-butterfly-per-thread
-// kernels (docs/benchmarks.md, "Session 5").
+// kernels.
 #define NTT_RADIX_LG 2
 #define NTT_THREADS (1 << (NTT_BLOCK_LG - NTT_RADIX_LG))
-// Launch bounds of the stage kernels; FILPROVE_NTT_MIN_BLOCKS (A/B builds) asks for that
-// many resident blocks per SM (0: registers unbounded). 3 keeps the even/odd Fr product
-// (ff/field.cuh) at 80 registers without spills (unbounded, its DIF and shared-memory
-// kernels took 92-108 and 2 blocks per SM): H at 2^27 394.5 -> 386.8 ms on the H200
-// (docs/benchmarks.md, "Session 8").
-#ifndef FILPROVE_NTT_MIN_BLOCKS
-#define FILPROVE_NTT_MIN_BLOCKS 3
-#endif
-#if FILPROVE_NTT_MIN_BLOCKS > 0
-#define NTT_BOUNDS __launch_bounds__(NTT_THREADS, FILPROVE_NTT_MIN_BLOCKS)
-#else
-#define NTT_BOUNDS __launch_bounds__(NTT_THREADS)
-#endif
+// Launch bounds of the stage kernels: 3 resident blocks per SM keep the even/odd Fr
+// product (ff/field.cuh) at 80 registers without spills (unbounded, its DIF and
+// shared-memory kernels took 92-108 and 2 blocks per SM): H at 2^27 394.5 -> 386.8 ms on
+// the H200.
+#define NTT_BOUNDS __launch_bounds__(NTT_THREADS, 3)
 
 // Dynamic shared memory of every kernel here, in 16-byte words.
 extern __shared__ uint4 smem[];
@@ -64,7 +56,7 @@ __device__ __forceinline__ void store_fr(Fr* p, const Fr& x) {
 
 __device__ __forceinline__ uint32_t brev(uint32_t i, uint32_t lg) { return lg ? __brev(i) >> (32 - lg) : 0; }
 
-// The twiddle of ntt_stage (the radix-2 comparison path).
+// Twiddle e of the table tw (forward twiddles, n/2 of them); the inverse one by symmetry.
 __device__ __forceinline__ Fr twiddle(const Fr* tw, uint32_t half, uint32_t e, bool inverse) {
     if (e == 0) return Fr::one();
     if (!inverse) return tw[e];
@@ -385,21 +377,6 @@ extern "C" __global__ void NTT_BOUNDS
         ntt_block<true, true, false, NTT_RADIX_LG>(d, tw, lg, s0, k, nullptr, nullptr, 0);
     } else {
         ntt_block<true, false, false, NTT_RADIX_LG>(d, tw, lg, s0, k, nullptr, nullptr, 0);
-    }
-}
-
-// One radix-2 stage with half-size 2^s over global memory (FILPROVE_NTT_RADIX2=1, the
-// comparison path: ntt_shared_dit for the first stages, then one launch per stage).
-extern "C" __global__ void ntt_stage(Fr* d, const Fr* tw, uint32_t lg, uint32_t s, uint32_t inverse) {
-    uint32_t half = 1u << (lg - 1);
-    uint32_t h = 1u << s;
-    for (uint32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < half; t += gridDim.x * blockDim.x) {
-        uint32_t j = t & (h - 1);
-        size_t i0 = ((size_t)(t >> s) << (s + 1)) + j;
-        Fr w = twiddle(tw, half, j << (lg - 1 - s), inverse);
-        Fr u = d[i0], v = d[i0 + h] * w;
-        d[i0] = u + v;
-        d[i0 + h] = u - v;
     }
 }
 

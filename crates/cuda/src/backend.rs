@@ -81,17 +81,17 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl CudaBackend {
-    /// Opens GPU `ordinal` with the switches from the environment (`FILPROVE_CUDA_*`);
-    /// fails with [`ProveError::Unavailable`] (and the reason) when the build has no
-    /// kernels, there is no driver or no such device.
+    /// Opens GPU `ordinal` with the default options; fails with
+    /// [`ProveError::Unavailable`] (and the reason) when the build has no kernels, there is
+    /// no driver or no such device.
     pub fn new(ordinal: usize) -> Result<Self, ProveError> {
-        let opts = CudaOptions::from_env().map_err(ProveError::Invalid)?;
-        Self::with_options(ordinal, opts)
+        Self::with_options(ordinal, CudaOptions::default())
     }
 
     /// Opens GPU `ordinal` with explicit switches.
     pub fn with_options(ordinal: usize, opts: CudaOptions) -> Result<Self, ProveError> {
-        let gpu = Gpu::open(ordinal)?;
+        let gpu = Gpu::open(ordinal)?.with_msm_tuning(opts.msm);
+        gpu.set_probing(opts.step_timings);
         let (free, _) = gpu.mem_info()?;
         let auto = (free as u64).saturating_sub(MARGIN_BYTES + free as u64 / 50);
         let budget = opts.vram_budget.map_or(auto, |b| b.min(auto));
@@ -706,7 +706,7 @@ fn check_shapes(lens: &Lens, asg: &ProvingAssignment) -> Result<u32, ProveError>
 /// [prefix..., aux[i] for every set bit i of the density words] as a new device vector;
 /// also returns the host bytes uploaded (the prefix).
 /// One log line with the time of every kernel step of a proof, summed per step name
-/// (FILPROVE_CUDA_PROBE=1; the steps are marked by `Gpu::probe`).
+/// ([`CudaOptions::step_timings`]; the steps are marked by `Gpu::probe`).
 fn log_kernel_steps(device: &str, sums: &[(&'static str, f64, u32)]) {
     let text: Vec<String> = sums
         .iter()

@@ -29,10 +29,11 @@ pub struct Gpu {
     sms: usize,
     /// Pinned landing place for [`Gpu::read_counts`] (allocated on first use).
     counts_host: std::sync::Mutex<Option<PinnedHostSlice<u32>>>,
+    /// How this device's MSMs run.
+    msm: crate::msm_affine::MsmTuning,
 }
 
-/// Kernel names per module (must match the `extern "C"` names in kernels/*.cu). The bin
-/// pass's shapes, in "scalars" too, are listed once, in [`crate::msm_scatter::BinScatter::ALL`].
+/// Kernel names per module (must match the `extern "C"` names in kernels/*.cu).
 const KERNELS: &[(&str, &[&str])] = &[
     (
         "ntt",
@@ -42,7 +43,6 @@ const KERNELS: &[(&str, &[&str])] = &[
             "ntt_bitrev_scale",
             "ntt_shared_dit",
             "ntt_shared_dif",
-            "ntt_stage",
             "ntt_strided_dit",
             "ntt_strided_dif",
             "ntt_scale_table",
@@ -63,6 +63,7 @@ const KERNELS: &[(&str, &[&str])] = &[
             "classify_scalars",
             "msm_canonical",
             "msm_canonical_planes",
+            "msm_bin_scatter",
             "msm_bin_count",
             "msm_bin_place",
         ],
@@ -242,11 +243,7 @@ impl Gpu {
                         describe(&e)
                     ))
                 })?;
-            let shapes = crate::msm_scatter::BinScatter::ALL
-                .iter()
-                .filter(|_| *module == "scalars")
-                .map(|b| b.kernel);
-            for n in names.iter().copied().chain(shapes) {
+            for n in names.iter().copied() {
                 let f = m
                     .load_function(n)
                     .map_err(|e| unavailable(format!("kernel {n}: {}", describe(&e))))?;
@@ -271,10 +268,8 @@ impl Gpu {
             copy,
             funcs,
             name: format!("cuda:{ordinal} {name}"),
-            // FILPROVE_CUDA_PROBE=1: every proof logs its kernel steps (see backend.rs).
-            probes: std::sync::Mutex::new(
-                (std::env::var("FILPROVE_CUDA_PROBE").as_deref() == Ok("1")).then(Vec::new),
-            ),
+            probes: std::sync::Mutex::new(None),
+            msm: crate::msm_affine::MsmTuning::PRODUCTION,
             counts_host: std::sync::Mutex::new(None),
         })
     }
@@ -350,6 +345,17 @@ impl Gpu {
         // SAFETY: a query of this context's live stream.
         let r = unsafe { cudarc::driver::sys::cuStreamQuery(self.stream.cu_stream()) };
         r == CUresult::CUDA_SUCCESS
+    }
+
+    /// This device with MSMs run as `tuning` says.
+    pub fn with_msm_tuning(mut self, tuning: crate::msm_affine::MsmTuning) -> Self {
+        self.msm = tuning;
+        self
+    }
+
+    /// How this device's MSMs run.
+    pub fn msm_tuning(&self) -> crate::msm_affine::MsmTuning {
+        self.msm
     }
 
     /// Starts (or stops) collecting [`Gpu::probe`] events; starting drops earlier ones.

@@ -10,7 +10,7 @@ use group::Group as _;
 
 use crate::field::{self, Limbs};
 use crate::gpu::{blocks, cfg, Gpu};
-use crate::msm_affine::{self, AffineSums};
+use crate::msm_affine::{self, MsmTuning};
 use crate::msm_scatter::{Digits, Scattered};
 
 /// A curve group the MSM kernels are instantiated for.
@@ -72,12 +72,12 @@ pub const MIN_WINDOW: u32 = 8;
 pub const MAX_WINDOW: u32 = 22;
 
 /// Window bits for `n` scalars: the width that minimises the estimated work, one mixed
-/// addition per point and window plus [`bucket_cost`] mixed additions' worth per bucket for
+/// addition per point and window plus [`BUCKET_COST`] mixed additions' worth per bucket for
 /// the scatter, chunk fix-up and running-sum reduction. 2^27 points: c = 22 (12 windows);
 /// 2^20: 16. Any width is safe: the bucket sum is balanced per chunk of sorted points, so
 /// a sparse top window or a heavy bucket does not serialise it.
 pub fn window_bits(n: usize) -> u32 {
-    let per_bucket = bucket_cost();
+    let per_bucket = BUCKET_COST;
     let cost = |c: u32| {
         f64::from(windows(c)) * (n.max(1) as f64 + per_bucket * f64::from(1u32 << (c - 1)))
     };
@@ -86,24 +86,11 @@ pub fn window_bits(n: usize) -> u32 {
         .unwrap_or(16)
 }
 
-/// Mixed additions' worth of work per bucket in [`window_bits`]'s model: 4, or
-/// `FILPROVE_MSM_BUCKET_COST` read once per process (A/B runs of the window choice; every
-/// width is correct).
-/// Measured on the H200 (docs/benchmarks.md, "Session 7"): at 2^27, c = 22 against c = 20
-/// saves 83 ms of point additions and spends 68 ms more on scatter, fix-up and reduction
-/// for its 3.7x as many buckets (G1 MSM 1,274 against 1,289 ms; G2 split 2^25 68 against
-/// 72.5 ms). With the products inlined the reduction had cost three times as much, and
-/// the value was 12 (c = 20).
-fn bucket_cost() -> f64 {
-    static COST: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
-    *COST.get_or_init(|| {
-        std::env::var("FILPROVE_MSM_BUCKET_COST")
-            .ok()
-            .and_then(|v| v.parse::<f64>().ok())
-            .filter(|v| v.is_finite() && *v >= 0.0)
-            .unwrap_or(4.0)
-    })
-}
+/// Mixed additions' worth of work per bucket in [`window_bits`]'s model. Measured on the
+/// H200: at 2^27, c = 22 against c = 20 saves 83 ms of point additions and spends 68 ms
+/// more on scatter, fix-up and reduction for its 3.7x as many buckets (G1 MSM 1,274
+/// against 1,289 ms; G2 split 2^25 68 against 72.5 ms).
+const BUCKET_COST: f64 = 4.0;
 
 /// Blocks per window in the bucket reduction: enough that each thread takes about 32
 /// buckets.
@@ -142,12 +129,12 @@ fn list_chunk_len(n: usize) -> u32 {
 }
 
 /// Device bytes an MSM over `n` points needs beyond its bases and scalars (the larger of a
-/// plain and a split MSM).
+/// plain and a split MSM), with the production tuning.
 pub fn scratch_bytes<C: Curve>(n: usize) -> usize {
     let n = n.max(1);
     let c = window_bits(n);
     let w = windows(c);
-    let sums = AffineSums::from_env();
+    let sums = MsmTuning::PRODUCTION;
     let binned = sums.binned_for(n);
     let g = if binned {
         1
@@ -305,7 +292,7 @@ pub fn msm_view<C: Curve>(
     n: usize,
     split: bool,
 ) -> Result<DeviceMsm, ProveError> {
-    msm_view_with::<C>(gpu, bases, scalars, n, split, &AffineSums::from_env())
+    msm_view_with::<C>(gpu, bases, scalars, n, split, &gpu.msm_tuning())
 }
 
 /// [`msm_view`] with the batch-affine levels given (tests and A/B runs).
@@ -315,7 +302,7 @@ pub fn msm_view_with<C: Curve>(
     scalars: &CudaView<'_, u8>,
     n: usize,
     split: bool,
-    affine: &AffineSums,
+    affine: &MsmTuning,
 ) -> Result<DeviceMsm, ProveError> {
     if bases.len() < n * C::AFFINE_BYTES || scalars.len() < n * 32 || n >= 1 << 31 {
         return Err(ProveError::Invalid(format!(
@@ -379,7 +366,7 @@ fn pippenger<C: Curve>(
     scalars: &CudaView<'_, u8>,
     n: usize,
     list: Option<&CudaSlice<u32>>,
-    affine: &AffineSums,
+    affine: &MsmTuning,
 ) -> Result<DeviceMsm, ProveError> {
     let p = C::PREFIX;
     let k = |name: &str| format!("{p}_{name}");
@@ -389,8 +376,7 @@ fn pippenger<C: Curve>(
     let w = windows(c);
     let b = 1usize << (c - 1);
     // The large MSMs scatter through bins, one window per group.
-    let bin = affine.bin_scatter_for(n);
-    let binned = bin.is_some();
+    let binned = affine.binned_for(n);
     let g = if binned { 1 } else { group_windows(n, w) };
     let t = C::REDUCE_THREADS;
     let shared = t * x as u32;
@@ -428,7 +414,7 @@ fn pippenger<C: Curve>(
     let mut all_buckets = gpu.zeros::<u8>(plain * b * x)?;
     let resident = gpu.resident_threads(&k("msm_chunk_sum"), 128)?;
     // The scalars as integers, converted once for every digit pass.
-    let digits = Digits::new(gpu, p, scalars, list, n, c, bin)?;
+    let digits = Digits::new(gpu, p, scalars, list, n, c, binned)?;
     // SAFETY (every launch below): argument lists match msm.cuh's MSM_KERNELS; buffer sizes
     // are as allocated here (buckets nb, head/tail `chunks`, partial gw*segs, window sums
     // w); the scatter (msm_scatter.rs) gives nb + 1 offsets and their entries.
@@ -649,7 +635,7 @@ fn ones_sum<C: Curve>(
     ones: &CudaSlice<u32>,
     counts: &CudaSlice<u32>,
     n: usize,
-    affine: &AffineSums,
+    affine: &MsmTuning,
 ) -> Result<CudaSlice<u8>, ProveError> {
     if !C::AFFINE_SUMS || affine.levels_for(n) == 0 {
         let r = list_sum::<C>(gpu, bases, Some(ones), n, None)?;
@@ -745,7 +731,7 @@ pub fn msm_host<C: Curve>(
     scalars: &[filprove_groth16::Fr],
     split: bool,
 ) -> Result<C::Projective, ProveError> {
-    msm_host_with::<C>(gpu, bases, scalars, split, &AffineSums::from_env())
+    msm_host_with::<C>(gpu, bases, scalars, split, &gpu.msm_tuning())
 }
 
 /// [`msm_host`] with the batch-affine levels given.
@@ -754,7 +740,7 @@ pub fn msm_host_with<C: Curve>(
     bases: &[C::Affine],
     scalars: &[filprove_groth16::Fr],
     split: bool,
-    affine: &AffineSums,
+    affine: &MsmTuning,
 ) -> Result<C::Projective, ProveError> {
     let n = bases.len().min(scalars.len());
     let db = upload_bases::<C>(gpu, &bases[..n])?;

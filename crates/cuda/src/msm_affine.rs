@@ -8,7 +8,6 @@
 //! kernels/ec/leftover.cuh).
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
 
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, CudaViewMut, DriverError, PushKernelArg};
@@ -16,7 +15,6 @@ use filprove_groth16::ProveError;
 
 use crate::gpu::{blocks, cfg, Gpu};
 use crate::msm::{bucket_sums, scan_u32, Curve, SumInput};
-use crate::msm_scatter::BinScatter;
 
 /// Bytes of one G1 affine point and of one Fq element on the device.
 const POINT_BYTES: usize = 96;
@@ -52,9 +50,11 @@ pub(crate) fn prepare(funcs: &HashMap<String, CudaFunction>) -> Result<(), Drive
     Ok(())
 }
 
-/// How many batch-affine levels an MSM's bucket sums run.
+/// How the MSMs run: the batch-affine levels of the G1 bucket sums, the leftover
+/// reduction and the binned scatter. Every setting gives the same sums; production uses
+/// the default ([`MsmTuning::default`]), tests and `gpu_bench` others.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AffineSums {
+pub struct MsmTuning {
     /// Levels for a window group of at least `min_entries` scattered entries (0: none).
     pub levels: u32,
     /// Smallest window group (scattered entries) the levels run for.
@@ -67,8 +67,6 @@ pub struct AffineSums {
     /// Smallest MSM (entries) whose windows are scattered one at a time through bins
     /// (kernels/bin_scatter.cuh); `usize::MAX`: none.
     pub binned_min: usize,
-    /// The shape of the binned scatter's bin pass.
-    pub bin_scatter: BinScatter,
 }
 
 /// When a window group with levels reduces straight from their leftover points.
@@ -82,7 +80,13 @@ pub enum LeftoverReduce {
     Never,
 }
 
-impl AffineSums {
+impl Default for MsmTuning {
+    fn default() -> Self {
+        Self::PRODUCTION
+    }
+}
+
+impl MsmTuning {
     /// No levels: every entry goes through the XYZZ chunk sums.
     pub const OFF: Self = Self {
         levels: 0,
@@ -90,61 +94,34 @@ impl AffineSums {
         slots: Self::SLOTS,
         leftover: LeftoverReduce::Auto,
         binned_min: Self::BINNED_MIN,
-        bin_scatter: BinScatter::DEFAULT,
     };
 
-    /// Default [`AffineSums::binned_min`]: MSMs whose sorted entries of one window (4 bytes
+    /// Default [`MsmTuning::binned_min`]: MSMs whose sorted entries of one window (4 bytes
     /// each) no longer fit a third of the H200's 50 MB L2. There the 2^27 G1 MSM took
-    /// 883 ms binned against 934 direct, its scatter 76 ms against 128 (docs/benchmarks.md,
-    /// "Session 13").
+    /// 883 ms binned against 934 direct, its scatter 76 ms against 128.
     pub const BINNED_MIN: usize = 1 << 22;
 
     /// Default slots per thread and round.
     pub const SLOTS: u32 = 128;
 
-    /// The default, or `FILPROVE_MSM_AFFINE_LEVELS`, `FILPROVE_MSM_AFFINE_MIN`,
-    /// `FILPROVE_MSM_AFFINE_SLOTS` (1 to 1,024), `FILPROVE_MSM_LEFTOVER` (auto, always,
-    /// never), `FILPROVE_MSM_BINNED_MIN` and `FILPROVE_MSM_BIN_SCATTER`, read once per process (A/B runs; every
-    /// setting gives the same sums).
-    ///
-    /// Default: 5 levels from 2^23 entries (window groups, or the ones of a split MSM),
-    /// at most 128 slots per thread and round. On the H200 (docs/benchmarks.md, "Session
-    /// 10") the 2^27 G1 MSM takes 966.6 ms with 4 levels and 961.3 ms with 5; the split
-    /// 2^27 MSM of the Filecoin mix 72.8 ms without levels, 64.2 ms with them for its ones
-    /// (2^25 threshold) and 60.1 ms for its window groups too (2^23). Slots at 4 levels
-    /// with one fixed count per level: 705-727 ms for 128 / 96 / 64, 730 for 256.
-    pub fn from_env() -> Self {
-        static SET: OnceLock<AffineSums> = OnceLock::new();
-        *SET.get_or_init(|| {
-            let get = |k: &str| std::env::var(k).ok().and_then(|v| v.trim().parse().ok());
-            Self {
-                levels: get("FILPROVE_MSM_AFFINE_LEVELS").map_or(5, |v: u64| v.min(32) as u32),
-                min_entries: get("FILPROVE_MSM_AFFINE_MIN").map_or(1 << 23, |v: u64| v as usize),
-                slots: get("FILPROVE_MSM_AFFINE_SLOTS")
-                    .map_or(Self::SLOTS, |v: u64| v.clamp(1, 1024) as u32),
-                leftover: match std::env::var("FILPROVE_MSM_LEFTOVER")
-                    .as_deref()
-                    .map(str::trim)
-                {
-                    Ok("always") => LeftoverReduce::Always,
-                    Ok("never") => LeftoverReduce::Never,
-                    _ => LeftoverReduce::Auto,
-                },
-                binned_min: get("FILPROVE_MSM_BINNED_MIN")
-                    .map_or(Self::BINNED_MIN, |v: u64| v as usize),
-                bin_scatter: BinScatter::from_env(),
-            }
-        })
-    }
+    /// The production setting: 5 levels from 2^23 entries (window groups, or the ones of a
+    /// split MSM), at most 128 slots per thread and round, the leftover reduced straight
+    /// where its buckets fill the GPU, binned scatter from 2^22 entries. On the H200 the
+    /// 2^27 G1 MSM takes 966.6 ms with 4 levels and 961.3 ms with 5; the split 2^27 MSM of
+    /// the Filecoin mix 72.8 ms without levels, 64.2 ms with them for its ones (2^25
+    /// threshold) and 60.1 ms for its window groups too (2^23). Slots at 4 levels with one
+    /// fixed count per level: 705-727 ms for 128 / 96 / 64, 730 for 256.
+    pub const PRODUCTION: Self = Self {
+        levels: 5,
+        min_entries: 1 << 23,
+        slots: Self::SLOTS,
+        leftover: LeftoverReduce::Auto,
+        binned_min: Self::BINNED_MIN,
+    };
 
     /// Whether an MSM of `n` entries is scattered through bins.
     pub fn binned_for(&self, n: usize) -> bool {
         n >= self.binned_min
-    }
-
-    /// The binned scatter's bin pass for an MSM of `n` entries, or None (direct).
-    pub fn bin_scatter_for(&self, n: usize) -> Option<BinScatter> {
-        self.binned_for(n).then_some(self.bin_scatter)
     }
 
     /// Levels for a window group of `entries` scattered entries.
@@ -163,7 +140,7 @@ pub fn halved(m: usize, nb: usize) -> usize {
     (m + nb.min(m)).div_ceil(2)
 }
 
-impl AffineSums {
+impl MsmTuning {
     /// Device bytes the levels need beyond the scattered entries of a window group of at
     /// most `entries` entries in `nb` buckets: two levels' points, two offset arrays and
     /// the scratch (0 when the group runs no levels).
@@ -198,7 +175,7 @@ pub fn run_levels(
     offsets: &CudaSlice<u32>,
     nb: usize,
     entries: usize,
-    sums: &AffineSums,
+    sums: &MsmTuning,
 ) -> Result<Leftover, ProveError> {
     let levels = sums.levels_for(entries);
     let s = gpu.stream();
@@ -415,31 +392,29 @@ mod tests {
             }
         }
         assert_eq!(halved(1 << 27, 1 << 21), (1 << 26) + (1 << 20));
-        let on = AffineSums {
+        let on = MsmTuning {
             levels: 4,
             min_entries: 1,
             slots: 128,
             leftover: LeftoverReduce::Auto,
-            binned_min: AffineSums::BINNED_MIN,
-            bin_scatter: BinScatter::DEFAULT,
-        };
+            binned_min: MsmTuning::BINNED_MIN,
+            };
         assert!(on.scratch_bytes(1 << 27, 1 << 21) > 9 << 30);
-        assert_eq!(AffineSums::OFF.scratch_bytes(1 << 27, 1 << 21), 0);
+        assert_eq!(MsmTuning::OFF.scratch_bytes(1 << 27, 1 << 21), 0);
     }
 
     #[test]
     fn levels_start_at_the_threshold() {
-        let a = AffineSums {
+        let a = MsmTuning {
             levels: 3,
             min_entries: 100,
             slots: 8,
             leftover: LeftoverReduce::Auto,
             binned_min: 100,
-            bin_scatter: BinScatter::DEFAULT,
-        };
+            };
         assert_eq!(a.levels_for(99), 0);
         assert!(!a.binned_for(99) && a.binned_for(100));
         assert_eq!(a.levels_for(100), 3);
-        assert_eq!(AffineSums::OFF.levels_for(usize::MAX - 1), 0);
+        assert_eq!(MsmTuning::OFF.levels_for(usize::MAX - 1), 0);
     }
 }

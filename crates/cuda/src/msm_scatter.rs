@@ -4,9 +4,8 @@
 //!   bucket's slot and one for the next group's count; any group size;
 //! - binned (kernels/bin_scatter.cuh): one window per group, atomics in shared memory and
 //!   per block and bin in global memory. On the H200 the atomics with return bounded the
-//!   direct scatter of the 2^27 MSM (docs/benchmarks.md, "Session 11"); binned, its
-//!   scatter took 76 instead of 128 ms ("Session 13"). Used from 2^22 entries
-//!   ([`crate::msm_affine::AffineSums::BINNED_MIN`]); its bin pass's shapes: [`BinScatter`].
+//!   direct scatter of the 2^27 MSM; binned, its scatter took 76 instead of 128 ms. Used
+//!   from 2^22 entries ([`crate::msm_affine::MsmTuning::BINNED_MIN`]).
 
 use cudarc::driver::{CudaSlice, CudaView, LaunchArgs, PushKernelArg};
 use filprove_groth16::ProveError;
@@ -16,8 +15,12 @@ use crate::msm::{launch_err, scan_u32};
 
 /// Buckets per bin of the binned scatter (1 << BIN_SHIFT in bin_scatter.cuh).
 pub(crate) const BIN: usize = 1 << 11;
-/// Threads per block of msm_bin_scatter_* (BIN_THREADS).
+/// Threads per block of msm_bin_scatter (BIN_THREADS).
 const BIN_THREADS: usize = 512;
+/// Entries per thread of msm_bin_scatter (its template argument PER).
+const BIN_PER_THREAD: usize = 8;
+/// The bin pass's kernel.
+pub(crate) const BIN_SCATTER: &str = "msm_bin_scatter";
 /// Pairs per block of msm_bin_count / msm_bin_place (PLACE_THREADS x PLACE_PER_THREAD).
 const PLACE_TILE: usize = 512 * 16;
 /// Shared bytes of msm_bin_count / msm_bin_place (PLACE_KEYS words).
@@ -41,62 +44,12 @@ pub(crate) struct Digits<'a> {
     /// The entries' bases (a split MSM's index list), or entry i's base is i.
     list: Option<&'a CudaSlice<u32>>,
     n: usize,
-    /// The shape of the binned scatter's bin pass (binned layout), or None (direct).
-    bin: Option<BinScatter>,
+    /// Whether the digits are in the binned layout (else the direct one).
+    binned: bool,
     /// Window bits, buckets per window (2^(c-1)), number of windows.
     c: u32,
     b: usize,
     windows: u32,
-}
-
-/// One compiled shape of msm_bin_scatter (bin_scatter.cuh's BIN_SCATTER): entries per
-/// thread, how many of them have their loads issued together, blocks per SM.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BinScatter {
-    /// The kernel, msm_bin_scatter_<per>x<ahead>_b<blocks>.
-    pub kernel: &'static str,
-    /// Entries per thread (the block's tile is BIN_THREADS of these).
-    pub per_thread: usize,
-}
-
-impl BinScatter {
-    /// Every compiled shape (each is in crate::gpu's kernel list).
-    pub const ALL: [BinScatter; 7] = [
-        Self::new("msm_bin_scatter_8x8_b2", 8),
-        Self::new("msm_bin_scatter_16x8_b1", 16),
-        Self::new("msm_bin_scatter_32x1_b2", 32),
-        Self::new("msm_bin_scatter_32x8_b1", 32),
-        Self::new("msm_bin_scatter_16x8_b2", 16),
-        Self::new("msm_bin_scatter_16x16_b1", 16),
-        Self::new("msm_bin_scatter_8x8_b3", 8),
-    ];
-
-    /// The default: 8 entries per thread with their loads issued together, two blocks
-    /// per SM (64 registers, none spilled). On the H200 its bin pass of the 2^27 G1 MSM
-    /// took 35.7 ms against 48.7 for session 12's shape (32x1_b2: each entry's loads
-    /// after the previous entry's atomics) and 38.6-44.5 for the others
-    /// (docs/benchmarks.md, "Session 13").
-    pub const DEFAULT: Self = Self::ALL[0];
-
-    const fn new(kernel: &'static str, per_thread: usize) -> Self {
-        Self { kernel, per_thread }
-    }
-
-    /// The shape named by its kernel's suffix ("32x8_b1").
-    pub fn named(suffix: &str) -> Option<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|s| s.kernel.strip_prefix("msm_bin_scatter_") == Some(suffix))
-    }
-
-    /// The default, or the shape `FILPROVE_MSM_BIN_SCATTER` names ("32x8_b1"); an unknown
-    /// name keeps the default.
-    pub fn from_env() -> Self {
-        std::env::var("FILPROVE_MSM_BIN_SCATTER")
-            .ok()
-            .and_then(|v| Self::named(v.trim()))
-            .unwrap_or(Self::DEFAULT)
-    }
 }
 
 /// Device pointer 0 for an absent buffer.
@@ -104,8 +57,7 @@ const NULL: u64 = 0;
 
 impl<'a> Digits<'a> {
     /// Converts the `n` scalars of an MSM (scalars[list[i]], or scalars[i]) for the digit
-    /// passes of `c`-bit windows, in the binned layout (`bin`: its bin pass) or the direct
-    /// one.
+    /// passes of `c`-bit windows, in the binned layout or the direct one.
     pub fn new(
         gpu: &'a Gpu,
         prefix: &'static str,
@@ -113,9 +65,8 @@ impl<'a> Digits<'a> {
         list: Option<&'a CudaSlice<u32>>,
         n: usize,
         c: u32,
-        bin: Option<BinScatter>,
+        binned: bool,
     ) -> Result<Self, ProveError> {
-        let binned = bin.is_some();
         let mut canon = gpu.alloc::<u8>(Self::canon_bytes(n, binned))?;
         let name = if binned {
             "msm_canonical_planes"
@@ -147,7 +98,7 @@ impl<'a> Digits<'a> {
             canon,
             list,
             n,
-            bin,
+            binned,
             c,
             b: 1 << (c - 1),
             windows: crate::msm::windows(c),
@@ -247,7 +198,6 @@ impl<'a> Digits<'a> {
     #[allow(clippy::too_many_arguments)]
     fn bin_pass(
         &self,
-        shape: BinScatter,
         w: u32,
         bin_off: Option<&CudaSlice<u32>>,
         fill: Option<&mut CudaSlice<u32>>,
@@ -258,7 +208,7 @@ impl<'a> Digits<'a> {
         let gpu = self.gpu;
         let nbins = self.bins() as u32;
         let n32 = self.n as u32;
-        let kernel = shape.kernel;
+        let kernel = BIN_SCATTER;
         let mut lb = gpu.stream().launch_builder(gpu.func(kernel)?);
         lb.arg(&self.canon);
         match self.list {
@@ -277,10 +227,10 @@ impl<'a> Digits<'a> {
             };
         }
         lb.arg(&cw);
-        let tile = BIN_THREADS * shape.per_thread;
+        let tile = BIN_THREADS * BIN_PER_THREAD;
         let grid = cfg(self.n.div_ceil(tile), BIN_THREADS as u32, 2 * nbins * 4);
-        // SAFETY: msm_bin_scatter_*'s signature (bin_scatter.cuh), launched with
-        // BIN_THREADS threads and tiles of per_thread entries as compiled; bin_off holds
+        // SAFETY: msm_bin_scatter's signature (bin_scatter.cuh), launched with
+        // BIN_THREADS threads and tiles of BIN_PER_THREAD entries as compiled; bin_off holds
         // nbins + 1 words, fill and counted nbins (+ 1), pairs 2 n; the shared memory is 2
         // nbins words; `list`, when given, holds n indices.
         unsafe { lb.launch(grid) }.map_err(launch_err(gpu, kernel))?;
@@ -296,15 +246,15 @@ impl<'a> Digits<'a> {
         counted: &mut Option<CudaSlice<u32>>,
     ) -> Result<Scattered, ProveError> {
         let (gpu, s) = (self.gpu, self.gpu.stream());
-        let shape = self
-            .bin
-            .ok_or_else(|| gpu.fault("binned scatter of digits in the direct layout".into()))?;
+        if !self.binned {
+            return Err(gpu.fault("binned scatter of digits in the direct layout".into()));
+        }
         let (nb, nbins) = (self.b, self.bins());
         let bin_counts = match counted.take() {
             Some(c) => c,
             None => {
                 let mut c = gpu.zeros::<u32>(nbins + 1)?;
-                self.bin_pass(shape, w, None, None, None, Some(&mut c), w)?;
+                self.bin_pass(w, None, None, None, Some(&mut c), w)?;
                 gpu.probe("msm_count")?;
                 c
             }
@@ -320,7 +270,6 @@ impl<'a> Digits<'a> {
             None
         };
         self.bin_pass(
-            shape,
             w,
             Some(&bin_off),
             Some(&mut fill),
@@ -370,25 +319,5 @@ impl<'a> Digits<'a> {
     /// offsets).
     pub fn binned_bytes(n: usize, b: usize) -> usize {
         n * 8 + 4 * (b.div_ceil(BIN) + 1) * 4
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_bin_scatter_shape_is_named_by_its_kernel() {
-        for shape in BinScatter::ALL {
-            let suffix = shape.kernel.strip_prefix("msm_bin_scatter_").unwrap();
-            assert_eq!(BinScatter::named(suffix), Some(shape));
-            // The entries per thread are the kernel's PER (msm_bin_scatter_<PER>x...).
-            assert_eq!(
-                suffix.split('x').next(),
-                Some(&*shape.per_thread.to_string())
-            );
-        }
-        assert_eq!(BinScatter::named("7x7_b1"), None);
-        assert!(BinScatter::ALL.contains(&BinScatter::DEFAULT));
     }
 }

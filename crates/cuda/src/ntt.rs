@@ -40,31 +40,6 @@ pub fn strided_kernel_info(gpu: &Gpu) -> Result<String, ProveError> {
     Ok(out.join("; "))
 }
 
-/// Whether the upper stages run as strided shared-memory passes (default) or one global
-/// radix-2 pass per stage (`FILPROVE_NTT_RADIX2=1`, kept for comparison).
-fn strided_enabled() -> bool {
-    std::env::var("FILPROVE_NTT_RADIX2").as_deref() != Ok("1")
-}
-
-/// Whether each strided pass gets its own probe label (`FILPROVE_NTT_PASS_PROBES=1`, for
-/// `gpu_bench --breakdown`): "ntt_strided_s<s0>" for the pass from stage s0, instead of one
-/// "ntt_strided_stages" for all of them.
-fn pass_probes() -> bool {
-    std::env::var("FILPROVE_NTT_PASS_PROBES").as_deref() == Ok("1")
-}
-
-/// The per-pass probe labels, by first stage.
-#[rustfmt::skip]
-const PASS_LABELS: [&str; 28] = [
-    "ntt_strided_s0", "ntt_strided_s1", "ntt_strided_s2", "ntt_strided_s3",
-    "ntt_strided_s4", "ntt_strided_s5", "ntt_strided_s6", "ntt_strided_s7",
-    "ntt_strided_s8", "ntt_strided_s9", "ntt_strided_s10", "ntt_strided_s11",
-    "ntt_strided_s12", "ntt_strided_s13", "ntt_strided_s14", "ntt_strided_s15",
-    "ntt_strided_s16", "ntt_strided_s17", "ntt_strided_s18", "ntt_strided_s19",
-    "ntt_strided_s20", "ntt_strided_s21", "ntt_strided_s22", "ntt_strided_s23",
-    "ntt_strided_s24", "ntt_strided_s25", "ntt_strided_s26", "ntt_strided_s27",
-];
-
 /// Direction and coset of a transform.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NttKind {
@@ -176,67 +151,13 @@ impl NttPlan {
     /// in time from bit-reversed input.
     pub fn to_coset(&self, gpu: &Gpu, data: &mut CudaSlice<u8>) -> Result<(), ProveError> {
         self.check(data)?;
-        if self.lg == 0 || !strided_enabled() {
-            self.core(gpu, data, true)?;
-            self.scale(gpu, data, &self.shift, false)?;
-            return self.core(gpu, data, false);
-        }
-        self.stages(gpu, data, true, true, Some(&self.shift))?;
-        self.stages(gpu, data, false, false, None)
-    }
-
-    /// [`NttKind::CosetInverse`] with one bit reversal fused with the scaling (no separate
-    /// permutation pass).
-    pub fn coset_inverse(&self, gpu: &Gpu, data: &mut CudaSlice<u8>) -> Result<(), ProveError> {
-        self.check(data)?;
-        if self.lg == 0 || !strided_enabled() {
-            return self.run(gpu, data, NttKind::CosetInverse);
-        }
-        self.stages(gpu, data, true, true, None)?;
-        self.bitrev(gpu, data, Some((&self.coset_inv, false)))
-    }
-
-    fn check(&self, data: &CudaSlice<u8>) -> Result<(), ProveError> {
-        let n = 1usize << self.lg;
-        if data.len() < n * FR_BYTES {
-            return Err(ProveError::Invalid(format!(
-                "NTT buffer of {} bytes for 2^{}",
-                data.len(),
-                self.lg
-            )));
-        }
-        Ok(())
-    }
-
-    /// log2 of the domain size.
-    pub fn lg(&self) -> u32 {
-        self.lg
-    }
-
-    /// Transforms `data` (2^lg Fr, Montgomery form) in place; queued on the stream.
-    pub fn run(
-        &self,
-        gpu: &Gpu,
-        data: &mut CudaSlice<u8>,
-        kind: NttKind,
-    ) -> Result<(), ProveError> {
-        self.check(data)?;
-        if self.lg == 0 || !strided_enabled() {
-            // One launch per step (the comparison path of FILPROVE_NTT_RADIX2=1).
+        if self.lg == 0 {
+            // A domain of one element: only the scalings apply.
             return match kind {
-                NttKind::Forward => self.core(gpu, data, false),
-                NttKind::Inverse => {
-                    self.core(gpu, data, true)?;
-                    self.scale_const(gpu, data, n_inv(self.lg))
-                }
-                NttKind::CosetForward => {
-                    self.scale(gpu, data, &self.coset, false)?;
-                    self.core(gpu, data, false)
-                }
-                NttKind::CosetInverse => {
-                    self.core(gpu, data, true)?;
-                    self.scale(gpu, data, &self.coset_inv, false)
-                }
+                NttKind::Forward => Ok(()),
+                NttKind::Inverse => self.scale_const(gpu, data, n_inv(0)),
+                NttKind::CosetForward => self.scale(gpu, data, &self.coset, false),
+                NttKind::CosetInverse => self.scale(gpu, data, &self.coset_inv, false),
             };
         }
         // The scalings ride on the bit reversal: by the source index before a forward
@@ -260,15 +181,6 @@ impl NttPlan {
                 self.bitrev(gpu, data, Some((&self.coset_inv, false)))
             }
         }
-    }
-
-    /// Bit reversal then decimation in time (the radix-2 comparison path).
-    fn core(&self, gpu: &Gpu, data: &mut CudaSlice<u8>, inverse: bool) -> Result<(), ProveError> {
-        if self.lg == 0 {
-            return Ok(());
-        }
-        self.bitrev(gpu, data, None)?;
-        self.stages(gpu, data, inverse, false, None)
     }
 
     /// In-place bit reversal; with `scale` = (tables, by_source) each value is multiplied
@@ -363,57 +275,34 @@ impl NttPlan {
                 .map_err(|e| gpu.err("ntt_shared_stages", e))?;
             gpu.probe("ntt_shared_stages")
         };
-        if strided_enabled() || dif {
-            // The remaining stages, 3 to 6 at a time, in shared memory: after the first k
-            // stages in time, before them (in reverse) in frequency.
-            if !dif {
-                shared(data, k)?;
-            }
-            let order: Vec<_> = if dif {
-                passes.iter().rev().collect()
-            } else {
-                passes.iter().collect()
-            };
-            let per_pass = pass_probes();
-            for &(s0, kk) in order {
-                let e = 1usize << BLOCK_LG;
-                // SAFETY: as above.
-                unsafe {
-                    s.launch_builder(gpu.func(strided_fn)?)
-                        .arg(&mut *data)
-                        .arg(&self.twiddles)
-                        .arg(&lg)
-                        .arg(&s0)
-                        .arg(&kk)
-                        .arg(&inv)
-                        .launch(cfg(n / e, THREADS, STRIDED_SMEM as u32))
-                }
-                .map_err(|e| gpu.err("ntt_strided_stages", e))?;
-                gpu.probe(if per_pass {
-                    PASS_LABELS[s0 as usize]
-                } else {
-                    "ntt_strided_stages"
-                })?;
-            }
-            if dif {
-                shared(data, k)?;
-            }
-            return Ok(());
+        // The remaining stages, 3 to 6 at a time, in shared memory: after the first k stages
+        // in time, before them (in reverse) in frequency.
+        if !dif {
+            shared(data, k)?;
         }
-        let k = lg.min(BLOCK_LG);
-        shared(data, k)?;
-        let grid = blocks(n / 2, 256).min(132 * 32);
-        for st in k..lg {
+        let order: Vec<_> = if dif {
+            passes.iter().rev().collect()
+        } else {
+            passes.iter().collect()
+        };
+        for &(s0, kk) in order {
+            let e = 1usize << BLOCK_LG;
+            // SAFETY: as above.
             unsafe {
-                s.launch_builder(gpu.func("ntt_stage")?)
+                s.launch_builder(gpu.func(strided_fn)?)
                     .arg(&mut *data)
                     .arg(&self.twiddles)
                     .arg(&lg)
-                    .arg(&st)
+                    .arg(&s0)
+                    .arg(&kk)
                     .arg(&inv)
-                    .launch(cfg(grid, 256, 0))
+                    .launch(cfg(n / e, THREADS, STRIDED_SMEM as u32))
             }
-            .map_err(|e| gpu.err("ntt_stage", e))?;
+            .map_err(|e| gpu.err("ntt_strided_stages", e))?;
+            gpu.probe("ntt_strided_stages")?;
+        }
+        if dif {
+            shared(data, k)?;
         }
         Ok(())
     }

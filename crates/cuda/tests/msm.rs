@@ -6,8 +6,7 @@ use blstrs::{G1Affine, Scalar as Fr};
 use ff::Field;
 use filprove_cuda::gpu::Gpu;
 use filprove_cuda::msm::{msm_host, msm_host_with, G1, G2};
-use filprove_cuda::msm_affine::{AffineSums, LeftoverReduce};
-use filprove_cuda::msm_scatter::BinScatter;
+use filprove_cuda::msm_affine::{LeftoverReduce, MsmTuning};
 use filprove_groth16::cpu;
 use group::prime::PrimeCurveAffine;
 use group::Curve;
@@ -120,9 +119,9 @@ fn binned_scatter_matches_cpu() {
         ("minus-one", &minus),
         ("small", &small),
     ];
-    let binned = AffineSums {
+    let binned = MsmTuning {
         binned_min: 0,
-        ..AffineSums::from_env()
+        ..MsmTuning::PRODUCTION
     };
     for n in common::sizes(16) {
         for (name, s) in kinds {
@@ -147,21 +146,6 @@ fn binned_scatter_matches_cpu() {
             }
         }
     }
-    for bin_scatter in BinScatter::ALL
-        .into_iter()
-        .filter(|k| *k != binned.bin_scatter)
-    {
-        let shape = AffineSums {
-            bin_scatter,
-            ..binned
-        };
-        for n in [1, 4097, 16385, max - 1, max] {
-            for (name, s) in kinds {
-                let what = format!("G1 {name} of {n}, {bin_scatter:?}");
-                g1_plain_and_split_match(&gpu, &bases[..n], &s[..n], &shape, &what);
-            }
-        }
-    }
 }
 
 /// The G1 MSM of `s` over `bases` with `sums`, plain and split, equals the CPU's.
@@ -169,7 +153,7 @@ fn g1_plain_and_split_match(
     gpu: &Gpu,
     bases: &[G1Affine],
     s: &[Fr],
-    sums: &AffineSums,
+    sums: &MsmTuning,
     what: &str,
 ) {
     let want = cpu::msm_g1(bases, s).unwrap();
@@ -267,16 +251,15 @@ fn affine_levels_match_cpu() {
     for (levels, slots, leftover, binned_min) in [
         (1u32, 1u32, LeftoverReduce::Always, 0),
         (2, 5, LeftoverReduce::Never, usize::MAX),
-        (3, AffineSums::SLOTS, LeftoverReduce::Always, usize::MAX),
+        (3, MsmTuning::SLOTS, LeftoverReduce::Always, usize::MAX),
         (6, 2, LeftoverReduce::Always, 0),
     ] {
-        let affine = AffineSums {
+        let affine = MsmTuning {
             levels,
             min_entries: 0,
             slots,
             leftover,
             binned_min,
-            bin_scatter: BinScatter::DEFAULT,
         };
         for n in common::sizes(17) {
             for (name, s) in [

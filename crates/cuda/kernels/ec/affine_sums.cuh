@@ -25,20 +25,10 @@
 
 // Threads per block (one inversion per block and round) and the level kernel's launch
 // bounds (blocks per SM). The host (src/msm_affine.rs) reads the block size back from the
-// launch bounds; it passes the most output slots per thread and round. A/B builds set
-// FILPROVE_AFF_THREADS (a multiple of 32) and FILPROVE_AFF_MIN_BLOCKS.
-// FILPROVE_AFF_NO_INVERSE=1 skips the block's inversion: wrong sums, for timing only.
-#ifndef FILPROVE_AFF_THREADS
-#define FILPROVE_AFF_THREADS 128
-#endif
-#define AFF_THREADS FILPROVE_AFF_THREADS
+// launch bounds; it passes the most output slots per thread and round.
+#define AFF_THREADS 128
+#define AFF_MIN_BLOCKS 3
 static_assert(AFF_THREADS % 32 == 0 && AFF_THREADS <= 1024, "whole warps per block");
-#ifndef FILPROVE_AFF_MIN_BLOCKS
-#define FILPROVE_AFF_MIN_BLOCKS 3
-#endif
-#ifndef FILPROVE_AFF_NO_INVERSE
-#define FILPROVE_AFF_NO_INVERSE 0
-#endif
 
 // What an output slot holds: nothing (past the level's end), the pair's first point (an
 // odd bucket's last point, or a pair whose second point is the identity), its second
@@ -125,11 +115,7 @@ __device__ __forceinline__ F aff_block_inverse(const F& a, F* roots) {
         run[0] = F::one();
 #pragma unroll
         for (int k = 1; k < W; k++) run[k] = run[k - 1] * roots[k - 1];
-#if FILPROVE_AFF_NO_INVERSE  // timing diagnostic only: the sums are then wrong
-        F inv = run[W - 1] * roots[W - 1];
-#else
         F inv = field_inverse(run[W - 1] * roots[W - 1]);
-#endif
 #pragma unroll
         for (int k = W - 1; k >= 0; k--) {
             const F r = roots[k];

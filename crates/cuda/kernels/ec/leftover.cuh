@@ -17,17 +17,9 @@
 #pragma once
 #include "msm.cuh"
 
-// Launch bounds of msm_leftover_reduce (blocks of 128 threads): blocks per SM, 0 for
-// unbounded. 2^27 G1 MSM on the H200: 79.5 ms with 2 (no spills), 87.7 with 3 (1.9 KB
-// spilled), 88.8 with 4 (session 11). A/B builds set FILPROVE_LEFTOVER_MIN_BLOCKS.
-#ifndef FILPROVE_LEFTOVER_MIN_BLOCKS
-#define FILPROVE_LEFTOVER_MIN_BLOCKS 2
-#endif
-#if FILPROVE_LEFTOVER_MIN_BLOCKS > 0
-#define LEFTOVER_REDUCE_BOUNDS __launch_bounds__(128, FILPROVE_LEFTOVER_MIN_BLOCKS)
-#else
-#define LEFTOVER_REDUCE_BOUNDS
-#endif
+// Launch bounds of msm_leftover_reduce (blocks of 128 threads): 2 blocks per SM. 2^27 G1
+// MSM on the H200: 79.5 ms with 2 (no spills), 87.7 with 3 (1.9 KB spilled), 88.8 with 4.
+#define LEFTOVER_REDUCE_BOUNDS __launch_bounds__(128, 2)
 
 // counts[b] = the size of bucket b when it holds more than `light` points, else 0;
 // counts[nb] = 0 (their exclusive scan then ends with the number of heavy points).

@@ -257,38 +257,21 @@ __device__ __forceinline__ void xyzz_reduce(const Xyzz<F>* in, uint32_t m, uint3
     if (threadIdx.x == 0) out[blockIdx.x] = sm[0];
 }
 
-// Launch bounds of the G1 bucket-sum kernels (blocks of 128 threads). With the products
-// inlined, 4 blocks per SM (128 registers) made the 2^27 bucket sums 11 % faster than
-// unbounded (1,464 -> 1,302 ms on the H200, session 4). With the Fq product out of line
-// (ff/field.cuh) 3 blocks are best by a little: 1,142 against 1,146 (4) and 1,154 ms (2;
-// session 7). A/B builds set FILPROVE_MSM_SUM_MIN_BLOCKS (FILPROVE_CUDA_DEFINES); 0 leaves
-// them unbounded.
-#ifndef FILPROVE_MSM_SUM_MIN_BLOCKS
-#define FILPROVE_MSM_SUM_MIN_BLOCKS 3
-#endif
-#if FILPROVE_MSM_SUM_MIN_BLOCKS > 0
-#define MSM_SUM_BOUNDS __launch_bounds__(128, FILPROVE_MSM_SUM_MIN_BLOCKS)
-#else
-#define MSM_SUM_BOUNDS
-#endif
+// Launch bounds of the G1 bucket-sum kernels (blocks of 128 threads): 3 blocks per SM.
+// With the Fq product out of line (ff/field.cuh) 3 are best by a little on the H200 (2^27
+// bucket sums 1,142 ms against 1,146 with 4 and 1,154 with 2); with the products inlined,
+// bounding them at all had been worth 11 %.
+#define MSM_SUM_BOUNDS __launch_bounds__(128, 3)
 
 // Launch bounds of the G1 bucket reduction (blocks of REDUCE_THREADS = 128): its running
 // sums are serial chains too. 3 blocks per SM (168 registers, 1.5 KB spilled) against 2
-// unbounded (255): 2^27 reduction 58.4 -> 50.8 ms on the H200. A/B via
-// FILPROVE_MSM_REDUCE_MIN_BLOCKS (0 = unbounded). (With the Fq product out of line the
-// reduction takes 15.6 ms.)
-#ifndef FILPROVE_MSM_REDUCE_MIN_BLOCKS
-#define FILPROVE_MSM_REDUCE_MIN_BLOCKS 3
-#endif
-#if FILPROVE_MSM_REDUCE_MIN_BLOCKS > 0
-#define MSM_REDUCE_BOUNDS_G1 __launch_bounds__(128, FILPROVE_MSM_REDUCE_MIN_BLOCKS)
-#else
-#define MSM_REDUCE_BOUNDS_G1
-#endif
+// unbounded (255): 2^27 reduction 58.4 -> 50.8 ms on the H200 (15.6 ms once the Fq
+// product went out of line).
+#define MSM_REDUCE_BOUNDS_G1 __launch_bounds__(128, 3)
 
 // extern "C" entry points for one curve; G is the kernel name prefix (g1, g2), SUM_BOUNDS
 // the launch bounds of its bucket-sum kernels (MSM_SUM_BOUNDS for G1; none for G2: bounded
-// to 3 or 4 blocks per SM its split MSM was slower, session 7), REDUCE_BOUNDS those of its
+// to 3 or 4 blocks per SM its split MSM was slower), REDUCE_BOUNDS those of its
 // bucket reduction.
 #define MSM_KERNELS(G, F, SUM_BOUNDS, REDUCE_BOUNDS)                                                                            \
     extern "C" __global__ void G##_msm_count(const Fr* s, const uint32_t* idx, uint32_t n,               \

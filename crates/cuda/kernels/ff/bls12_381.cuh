@@ -50,13 +50,8 @@ struct FqParams {
 typedef Field<FrParams> Fr;
 typedef Field<FqParams> Fq;
 
-// Fq products for Fq2, out of line (the Fq product is by default, field.cuh; in an A/B
-// build that inlines it, this keeps the G2 kernels from taking many minutes to compile).
-#if FILPROVE_FQ_MUL_OUTLINE
+// Fq products for Fq2: the Fq product is already out of line (field.cuh).
 __device__ __forceinline__ Fq fq_mul_call(Fq a, Fq b) { return a * b; }
-#else
-__device__ __noinline__ Fq fq_mul_call(Fq a, Fq b) { return a * b; }
-#endif
 
 // Fq2 = Fq[u]/(u^2 + 1), blst layout (c0, c1).
 struct Fq2 {

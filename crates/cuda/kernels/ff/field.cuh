@@ -69,160 +69,25 @@ struct Field {
     __device__ __forceinline__ Field neg() const { return is_zero() ? *this : zero() - *this; }
     __device__ __forceinline__ Field dbl() const { return *this + *this; }
 
-    // Where the products' code goes. Inlined, every product of an elliptic-curve addition
-    // is its own ~1,160 SASS instructions: the G1 bucket-sum loop was 22,500 instructions
-    // (360 KB, more than the SM's instruction cache) and the bucket reduction 159,000. Out
-    // of line, a kernel holds one copy and a call costs a few moves: on the H200 the 2^27
-    // G1 MSM went from 1,492-1,509 to 1,373 ms (bucket sums 1,307-1,325 -> 1,225 ms,
-    // reduction 51 -> 17 ms), the split G1 MSM from 102 to 85 ms (docs/benchmarks.md,
-    // "Session 7"). Unrolling the product's outer loop only partly (2-6 rounds per
-    // iteration: smaller code, register moves at the back edge) was slower than either.
-    // A/B builds: FILPROVE_FQ_MUL_OUTLINE=0 inlines the Fq product again,
-    // FILPROVE_FR_MUL_OUTLINE=1 puts the Fr product out of line too.
-#ifndef FILPROVE_FQ_MUL_OUTLINE
-#define FILPROVE_FQ_MUL_OUTLINE 1
-#endif
-#ifndef FILPROVE_FR_MUL_OUTLINE
-#define FILPROVE_FR_MUL_OUTLINE 0
-#endif
-    static constexpr bool MUL_OUTLINE = N == 12 ? FILPROVE_FQ_MUL_OUTLINE : FILPROVE_FR_MUL_OUTLINE;
+    // The product: CIOS with 64-bit partial products (mont_mul_eo below), the Fq one out of
+    // line, the Fr one inlined. Inlined, each Fq product of an elliptic-curve addition is
+    // its own ~1,160 SASS instructions and the bucket-sum loop outgrows the SM's
+    // instruction cache; out of line a kernel holds one copy and a call costs a few moves
+    // (H200, 2^27 G1 MSM 1,492 -> 1,373 ms). The Fr product stays inlined in the NTT
+    // kernels, which keep few registers live. Against the lo/hi carry-chain CIOS and the
+    // multiply-add CIOS, this variant won on both fields (2^27 G1 MSM 1,373 -> 1,188 ms
+    // over the two steps; H at 2^27 444 -> 387 ms); the losers are in git history.
+    static constexpr bool MUL_OUTLINE = N == 12;
 
     __device__ __forceinline__ friend Field operator*(const Field& a, const Field& b) {
         if constexpr (MUL_OUTLINE) return mont_mul_call(a, b);
-        return mont_mul(a, b);
+        return mont_mul_eo(a, b);
     }
-    __device__ __noinline__ static Field mont_mul_call(Field a, Field b) { return mont_mul(a, b); }
-
-    // Which Montgomery product: 64-bit multiply-adds (IMAD.WIDE, "wide") or lo/hi carry
-    // chains. The wide one is faster for both fields now (H200, docs/benchmarks.md
-    // "Session 7"): Fq out of line, 2^27 G1 MSM 1,373 -> 1,293 ms (inlined it had been
-    // slower, 178 registers in the bucket sums); Fr inlined in the NTT kernels, H at 2^27
-    // 444 -> 395 ms. A/B builds: FILPROVE_FQ_MUL_WIDE / FILPROVE_FR_MUL_WIDE = 0 for the
-    // carry chains (crates/cuda/bench/mulbench.cu compares the two).
-#ifndef FILPROVE_FQ_MUL_WIDE
-#define FILPROVE_FQ_MUL_WIDE 1
-#endif
-#ifndef FILPROVE_FR_MUL_WIDE
-#define FILPROVE_FR_MUL_WIDE 1
-#endif
-    static constexpr bool MUL_WIDE = N == 12 ? FILPROVE_FQ_MUL_WIDE : FILPROVE_FR_MUL_WIDE;
-    // Which wide product (compile time, per field):
-    //   0: mont_mul_wide (CIOS, the 64-bit multiply-add takes the previous carry and limb);
-    //   1: mont_mul_eo (CIOS, bare 64-bit products summed by even/odd limb carry chains).
-    // Same results bit for bit (both fully reduced). Both fields use 1 (H200,
-    // docs/benchmarks.md "Session 8"): Fq, 2^27 G1 MSM 1,275 -> 1,188 ms, bucket sums
-    // 1,059 -> 978 ms, G1 split 79.8 -> 74.3, G2 split 67.9 -> 63.0 ms; Fr, with the NTT
-    // kernels bounded to 3 blocks per SM (ntt.cu), H at 2^27 394.5 -> 386.8 ms. A/B builds:
-    // FILPROVE_FQ_MUL_VARIANT and FILPROVE_FR_MUL_VARIANT.
-#ifndef FILPROVE_FQ_MUL_VARIANT
-#define FILPROVE_FQ_MUL_VARIANT 1
-#endif
-#ifndef FILPROVE_FR_MUL_VARIANT
-#define FILPROVE_FR_MUL_VARIANT 1
-#endif
-    static constexpr int MUL_VARIANT = N == 12 ? FILPROVE_FQ_MUL_VARIANT : FILPROVE_FR_MUL_VARIANT;
-    __device__ __forceinline__ static Field mont_mul(const Field& a, const Field& b) {
-        if constexpr (MUL_WIDE && MUL_VARIANT == 1) return mont_mul_eo(a, b);
-        if constexpr (MUL_WIDE) return mont_mul_wide(a, b);
-        return mont_mul_lohi(a, b);
-    }
-
-    // Montgomery product a*b/R mod p: CIOS, lo and hi partial products in two PTX carry
-    // chains.
-    __device__ __forceinline__ static Field mont_mul_lohi(const Field& a, const Field& b) {
-        uint32_t t[N + 2];
-#pragma unroll
-        for (int i = 0; i < N + 2; i++) t[i] = 0;
-#pragma unroll
-        for (int i = 0; i < N; i++) {
-            const uint32_t bi = b.v[i];
-            // t += a * bi
-            t[0] = ptx::mad_lo_cc(a.v[0], bi, t[0]);
-#pragma unroll
-            for (int j = 1; j < N; j++) t[j] = ptx::madc_lo_cc(a.v[j], bi, t[j]);
-            t[N] = ptx::addc_cc(t[N], 0);
-            t[N + 1] = ptx::addc(t[N + 1], 0);
-            t[1] = ptx::mad_hi_cc(a.v[0], bi, t[1]);
-#pragma unroll
-            for (int j = 1; j < N; j++) t[j + 1] = ptx::madc_hi_cc(a.v[j], bi, t[j + 1]);
-            t[N + 1] = ptx::addc(t[N + 1], 0);
-            // t += m * p, m chosen so that t[0] becomes 0
-            const uint32_t m = t[0] * P::INV;
-            // The limbs below j0 are added without products: for Fr (p = ... :
-            // 0xffffffff : 0x00000001) m = -t[0], m * p0 = m, and m * p1 = m 2^32 - m has
-            // low half t[0] and high half m - (m != 0). ptxas already drops the product by
-            // p0 = 1, so this saves 8 of the 120 high halves of an Fr product (SASS).
-            constexpr int j0 = P::LOW_ONE_MINUS_ONE ? 2 : 1;
-            const uint32_t t0 = t[0];
-            if constexpr (j0 == 2) {
-                t[0] = ptx::add_cc(t0, m);  // 0, carry (t0 != 0)
-                t[1] = ptx::addc_cc(t[1], t0);
-            } else {
-                t[0] = ptx::mad_lo_cc(m, P::mod(0), t0);
-            }
-#pragma unroll
-            for (int j = j0; j < N; j++) t[j] = ptx::madc_lo_cc(m, P::mod(j), t[j]);
-            t[N] = ptx::addc_cc(t[N], 0);
-            t[N + 1] = ptx::addc(t[N + 1], 0);
-            if constexpr (j0 == 2) {
-                t[2] = ptx::add_cc(t[2], m - (m != 0u));
-            } else {
-                t[1] = ptx::mad_hi_cc(m, P::mod(0), t[1]);
-            }
-#pragma unroll
-            for (int j = j0; j < N; j++) t[j + 1] = ptx::madc_hi_cc(m, P::mod(j), t[j + 1]);
-            t[N + 1] = ptx::addc(t[N + 1], 0);
-            // shift down one limb
-#pragma unroll
-            for (int j = 0; j <= N; j++) t[j] = t[j + 1];
-            t[N + 1] = 0;
-        }
-        Field r;
-#pragma unroll
-        for (int i = 0; i < N; i++) r.v[i] = t[i];
-        return reduce_once(r);
-    }
-
-    // CIOS with each partial product one 32x32+64 -> 64-bit multiply-add (IMAD.WIDE: both
-    // halves for the price of a high half), carries on the integer ALU. Inlined, it made the
-    // bucket sums 1.33x slower (more registers, fewer warps; session 4); now the default
-    // for both fields (above).
-    __device__ __forceinline__ static Field mont_mul_wide(const Field& a, const Field& b) {
-        uint32_t t[N + 2];
-#pragma unroll
-        for (int i = 0; i < N + 2; i++) t[i] = 0;
-#pragma unroll
-        for (int i = 0; i < N; i++) {
-            const uint32_t bi = b.v[i];
-            uint64_t c = 0;
-#pragma unroll
-            for (int j = 0; j < N; j++) {
-                c = (uint64_t)a.v[j] * bi + t[j] + (c >> 32);
-                t[j] = (uint32_t)c;
-            }
-            c = (uint64_t)t[N] + (c >> 32);
-            t[N] = (uint32_t)c;
-            t[N + 1] = (uint32_t)(c >> 32);
-            const uint32_t m = t[0] * P::INV;
-            c = (uint64_t)m * P::mod(0) + t[0];
-#pragma unroll
-            for (int j = 1; j < N; j++) {
-                c = (uint64_t)m * P::mod(j) + t[j] + (c >> 32);
-                t[j - 1] = (uint32_t)c;
-            }
-            c = (uint64_t)t[N] + (c >> 32);
-            t[N - 1] = (uint32_t)c;
-            t[N] = t[N + 1] + (uint32_t)(c >> 32);
-        }
-        Field r;
-#pragma unroll
-        for (int i = 0; i < N; i++) r.v[i] = t[i];
-        return reduce_once(r);
-    }
+    __device__ __noinline__ static Field mont_mul_call(Field a, Field b) { return mont_mul_eo(a, b); }
 
     // CIOS whose partial products are bare 64-bit products (IMAD.WIDE with a zero
     // addend), added to the running sum t by 32-bit carry chains (IADD3 / IADD3.X). In
-    // mont_mul_wide each multiply-add needs its 64-bit addend assembled first (limb plus
+    // a CIOS whose multiply-adds take the previous carry and limb, each needs its 64-bit addend assembled first (limb plus
     // previous carry, a zero high word): in SASS that is ~0.56 IMAD.MOV and ~0.4 IMAD.X per
     // IMAD.WIDE, all on the multiplier pipe, which IMAD.WIDE already saturates. Here a row
     // a*bi (or m*p) is split by the parity of j: the products a_j*bi with j even tile limbs
@@ -233,7 +98,7 @@ struct Field {
     // t < p (2^33 + 2), below 2^(32 (N + 1)) whenever p < 2^(32 N - 1) (1 - 2^-32): true
     // for Fq (p < 2^381, N = 12: t < 2^415) and Fr (r < 2^255, N = 8: t < 2^288). So
     // N + 1 limbs hold it and the last carry of each chain needs no further limb. The
-    // final t < 2p, as in mont_mul_wide.
+    // final t < 2p.
     // t (N + 1 limbs) += the row sum_j (hi[j] 2^32 + lo[j]) 2^(32 j): the even-j products
     // tile limbs 0..N-1 (carry into t[N]), the odd-j ones limbs 1..N; one carry chain each.
     __device__ __forceinline__ static void add_row_eo(uint32_t (&t)[N + 1], const uint32_t (&lo)[N],

@@ -71,7 +71,11 @@ pub fn select(choice: BackendChoice) -> Result<Arc<dyn Backend>> {
         BackendChoice::Cuda => "cuda",
     };
     // One-shot commands prove one partition at a time: one staging slot.
-    crate::server::backends::build(kind, 1)?
+    let cuda = filprove_cuda::CudaOptions {
+        staging_slots: 1,
+        ..filprove_cuda::CudaOptions::default()
+    };
+    crate::server::backends::build(kind, &cuda)?
         .into_iter()
         .next()
         .context("no backend available")

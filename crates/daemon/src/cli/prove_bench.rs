@@ -157,7 +157,11 @@ pub fn run(args: ProveBenchArgs) -> Result<()> {
         BackendChoice::Cpu => "cpu",
         BackendChoice::Cuda => "cuda",
     };
-    let backends = crate::server::backends::build(backend, args.gpu_workers)?;
+    let cuda = filprove_cuda::CudaOptions {
+        staging_slots: args.gpu_workers.max(1) as u64,
+        ..filprove_cuda::CudaOptions::default()
+    };
+    let backends = crate::server::backends::build(backend, &cuda)?;
     let srs_bytes: u64 = generated
         .values()
         .map(filprove_engine::srs::srs_size_bytes)

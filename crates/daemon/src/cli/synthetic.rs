@@ -398,7 +398,7 @@ fn run_pipeline(
 ) -> anyhow::Result<serde_json::Value> {
     let opts = CudaOptions {
         staging_slots: workers as u64,
-        ..CudaOptions::from_env().map_err(anyhow::Error::msg)?
+        ..CudaOptions::default()
     };
     let backend = CudaBackend::with_options(args.device, opts)?;
     let dev = workload::device_srs(backend.gpu(), lens, args.seed)?;

@@ -2,22 +2,19 @@
 
 use std::sync::Arc;
 
+use filprove_cuda::CudaOptions;
 use filprove_groth16::cpu::CpuBackend;
 use filprove_groth16::Backend;
 
 /// One CUDA backend per visible device (`CUDA_VISIBLE_DEVICES` is applied by the driver),
 /// or why there is none: `BELLMAN_NO_GPU` set, a build without kernels, no driver, no
-/// device, or a device that fails to initialize. `gpu_workers` (the engine's GPU workers
-/// per device) is how many partitions each device plans to hold staged at once.
-pub fn cuda_backends(gpu_workers: usize) -> Result<Vec<Arc<dyn Backend>>, String> {
+/// device, or a device that fails to initialize. `opts.staging_slots` (the engine's GPU
+/// workers per device) is how many partitions each device plans to hold staged at once.
+pub fn cuda_backends(opts: &CudaOptions) -> Result<Vec<Arc<dyn Backend>>, String> {
     if std::env::var_os("BELLMAN_NO_GPU").is_some_and(|v| !v.is_empty() && v != "0") {
         return Err("BELLMAN_NO_GPU is set".into());
     }
     let n = filprove_cuda::gpu::device_count().map_err(|e| e.to_string())?;
-    let opts = filprove_cuda::CudaOptions {
-        staging_slots: gpu_workers.max(1) as u64,
-        ..filprove_cuda::CudaOptions::from_env()?
-    };
     (0..n)
         .map(|ordinal| {
             filprove_cuda::CudaBackend::with_options(ordinal, opts.clone())
@@ -27,9 +24,9 @@ pub fn cuda_backends(gpu_workers: usize) -> Result<Vec<Arc<dyn Backend>>, String
         .collect()
 }
 
-/// The backends for `kind` ("cpu", "cuda", "auto"), one per device, each GPU planned for
-/// `gpu_workers` workers.
-pub fn build(kind: &str, gpu_workers: usize) -> anyhow::Result<Vec<Arc<dyn Backend>>> {
+/// The backends for `kind` ("cpu", "cuda", "auto"), one per device, each GPU opened with
+/// `cuda` (its `staging_slots`: the engine's GPU workers per device).
+pub fn build(kind: &str, cuda: &CudaOptions) -> anyhow::Result<Vec<Arc<dyn Backend>>> {
     let cpu = || -> anyhow::Result<Vec<Arc<dyn Backend>>> {
         Ok(vec![Arc::new(
             CpuBackend::new(None).map_err(|e| anyhow::anyhow!("{}: {e}", e.code()))?,
@@ -37,10 +34,10 @@ pub fn build(kind: &str, gpu_workers: usize) -> anyhow::Result<Vec<Arc<dyn Backe
     };
     let backends = match kind {
         "cpu" => cpu()?,
-        "cuda" => cuda_backends(gpu_workers).map_err(|why| {
+        "cuda" => cuda_backends(cuda).map_err(|why| {
             anyhow::anyhow!("cuda unavailable: {why} (engine.backend = \"cuda\")")
         })?,
-        "auto" => match cuda_backends(gpu_workers) {
+        "auto" => match cuda_backends(cuda) {
             Ok(b) if !b.is_empty() => b,
             Ok(_) => {
                 tracing::warn!("cuda unavailable: no devices; proving on the CPU");

@@ -24,6 +24,8 @@ pub struct Config {
     pub memory: MemorySection,
     /// Parameters (SRS).
     pub srs: SrsSection,
+    /// GPU backend knobs.
+    pub cuda: super::cuda_config::CudaSection,
 }
 
 /// `[server]`: where the daemon listens.
@@ -250,6 +252,7 @@ impl Config {
             .budget
             .resolve()
             .map_err(|e| format!("srs.budget: {e}"))?;
+        self.cuda.options(self.engine.gpu_workers_per_device)?;
         Ok(())
     }
 

@@ -9,6 +9,7 @@ pub mod backends;
 pub mod callers;
 pub mod config;
 pub mod convert;
+pub mod cuda_config;
 pub mod cuzk_config;
 pub mod grpc;
 pub mod http;
@@ -134,7 +135,11 @@ pub fn start_engine(c: &Config) -> anyhow::Result<Arc<Engine>> {
     let cache = apply_param_cache(c)?;
     tracing::info!(param_cache = %cache.display(), "parameter directory");
     warn_unknown_fil_proofs_env();
-    let backends = backends::build(&c.engine.backend, c.engine.gpu_workers_per_device)?;
+    let cuda = c
+        .cuda
+        .options(c.engine.gpu_workers_per_device)
+        .map_err(anyhow::Error::msg)?;
+    let backends = backends::build(&c.engine.backend, &cuda)?;
     let check_digests = matches!(
         std::env::var("FIL_PROOFS_VERIFY_PRODUCTION_PARAMS").as_deref(),
         Ok("1") | Ok("true") | Ok("yes")

@@ -81,7 +81,14 @@ pub fn examine(args: &DoctorArgs) -> Report {
 fn plan(r: &mut Report, c: &Config) {
     r.section("the daemon with this configuration");
     let kind = c.engine.backend.as_str();
-    match crate::server::backends::build(kind, c.engine.gpu_workers_per_device) {
+    let cuda = match c.cuda.options(c.engine.gpu_workers_per_device) {
+        Ok(o) => o,
+        Err(e) => {
+            r.add(Level::Fail, format!("[cuda]: {e}"));
+            return;
+        }
+    };
+    match crate::server::backends::build(kind, &cuda) {
         Ok(backends) => {
             let names: Vec<String> = backends.iter().map(|b| b.name()).collect();
             let text = format!("engine.backend = {kind:?}: proves on {}", names.join(", "));
