@@ -4,7 +4,7 @@
 // The direct scatter (msm_scatter) makes two global atomics per entry and window: its
 // bucket's cursor and the next window's count. Those bound it, not memory: on the H200,
 // 11.55 ms for a window of 2^27 entries, 69 % of warp cycles waiting on the atomics with
-// return, DRAM 29 % busy (Nsight Compute, docs/benchmarks.md "Session 11"). Here
+// return, DRAM 29 % busy (Nsight Compute, docs/decisions/007-binned-digit-scatter.md). Here
 // the per-entry atomics are in shared memory and the global ones per block and bin:
 // 0. msm_canonical_planes, once per MSM: the scalars as integers, word-transposed, with
 //    their digits' carries, so a window's pass reads 16 of a scalar's 32 bytes;

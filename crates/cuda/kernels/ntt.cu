@@ -18,14 +18,14 @@
 // them between two exchanges through shared memory. RADIX_LG in ntt.rs. Radix 4 (80
 // registers, 256 threads, 24 warps per SM) against radix 8 (~150 registers, 12 warps) on
 // the H200: H at 2^27 444 vs 896 ms, and 682 ms for the previous one-butterfly-per-thread
-// kernels (docs/benchmarks.md, "Session 5").
+// kernels (docs/decisions/006-radix-4-ntt.md).
 #define NTT_RADIX_LG 2
 #define NTT_THREADS (1 << (NTT_BLOCK_LG - NTT_RADIX_LG))
 // Launch bounds of the stage kernels; FILPROVE_NTT_MIN_BLOCKS (A/B builds) asks for that
 // many resident blocks per SM (0: registers unbounded). 3 keeps the even/odd Fr product
 // (ff/field.cuh) at 80 registers without spills (unbounded, its DIF and shared-memory
 // kernels took 92-108 and 2 blocks per SM): H at 2^27 394.5 -> 386.8 ms on the H200
-// (docs/benchmarks.md, "Session 8").
+// (docs/decisions/006-radix-4-ntt.md).
 #ifndef FILPROVE_NTT_MIN_BLOCKS
 #define FILPROVE_NTT_MIN_BLOCKS 3
 #endif

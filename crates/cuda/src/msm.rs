@@ -89,11 +89,11 @@ pub fn window_bits(n: usize) -> u32 {
 /// Mixed additions' worth of work per bucket in [`window_bits`]'s model: 4, or
 /// `FILPROVE_MSM_BUCKET_COST` read once per process (A/B runs of the window choice; every
 /// width is correct).
-/// Measured on the H200 (docs/benchmarks.md, "Session 7"): at 2^27, c = 22 against c = 20
-/// saves 83 ms of point additions and spends 68 ms more on scatter, fix-up and reduction
-/// for its 3.7x as many buckets (G1 MSM 1,274 against 1,289 ms; G2 split 2^25 68 against
-/// 72.5 ms). With the products inlined the reduction had cost three times as much, and
-/// the value was 12 (c = 20).
+/// Measured on the H200 (docs/decisions/004-msm-bucket-sums-and-windows.md): at 2^27, c =
+/// 22 against c = 20 saves 83 ms of point additions and spends 68 ms more on scatter,
+/// fix-up and reduction for its 3.7x as many buckets (G1 MSM 1,274 against 1,289 ms; G2
+/// split 2^25 68 against 72.5 ms). With the products inlined the reduction had cost three
+/// times as much, and the value was 12 (c = 20).
 fn bucket_cost() -> f64 {
     static COST: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
     *COST.get_or_init(|| {

@@ -95,8 +95,8 @@ impl AffineSums {
 
     /// Default [`AffineSums::binned_min`]: MSMs whose sorted entries of one window (4 bytes
     /// each) no longer fit a third of the H200's 50 MB L2. There the 2^27 G1 MSM took
-    /// 883 ms binned against 934 direct, its scatter 76 ms against 128 (docs/benchmarks.md,
-    /// "Session 13").
+    /// 883 ms binned against 934 direct, its scatter 76 ms against 128
+    /// (docs/decisions/007-binned-digit-scatter.md).
     pub const BINNED_MIN: usize = 1 << 22;
 
     /// Default slots per thread and round.
@@ -107,12 +107,13 @@ impl AffineSums {
     /// never), `FILPROVE_MSM_BINNED_MIN` and `FILPROVE_MSM_BIN_SCATTER`, read once per process (A/B runs; every
     /// setting gives the same sums).
     ///
-    /// Default: 5 levels from 2^23 entries (window groups, or the ones of a split MSM),
-    /// at most 128 slots per thread and round. On the H200 (docs/benchmarks.md, "Session
-    /// 10") the 2^27 G1 MSM takes 966.6 ms with 4 levels and 961.3 ms with 5; the split
-    /// 2^27 MSM of the Filecoin mix 72.8 ms without levels, 64.2 ms with them for its ones
-    /// (2^25 threshold) and 60.1 ms for its window groups too (2^23). Slots at 4 levels
-    /// with one fixed count per level: 705-727 ms for 128 / 96 / 64, 730 for 256.
+    /// Default: 5 levels from 2^23 entries (window groups, or the ones of a split MSM), at
+    /// most 128 slots per thread and round. On the H200
+    /// (docs/decisions/003-batch-affine-msm-levels.md) the 2^27 G1 MSM takes 966.6 ms with
+    /// 4 levels and 961.3 ms with 5; the split 2^27 MSM of the Filecoin mix 72.8 ms without
+    /// levels, 64.2 ms with them for its ones (2^25 threshold) and 60.1 ms for its window
+    /// groups too (2^23). Slots at 4 levels with one fixed count per level: 705-727 ms for
+    /// 128 / 96 / 64, 730 for 256.
     pub fn from_env() -> Self {
         static SET: OnceLock<AffineSums> = OnceLock::new();
         *SET.get_or_init(|| {
@@ -289,7 +290,8 @@ const LEFTOVER_THREADS: u32 = 128;
 /// ~20 doublings by its first bucket's index) and must then fill at least half of the GPU
 /// (a wave of the reduction at most). 2^27 points: 256 blocks, 64 buckets per thread. The split MSMs' groups
 /// (2^17 buckets, 6 windows: 96 blocks) are better off through XYZZ buckets and one
-/// reduction over all windows (G1 split 2^27: 60.4 against 67.9 ms, session 11).
+/// reduction over all windows (G1 split 2^27: 60.4 against 67.9 ms,
+/// docs/decisions/003-batch-affine-msm-levels.md).
 pub(crate) fn leftover_segments<C: Curve>(
     gpu: &Gpu,
     group_windows: u32,

@@ -4,8 +4,8 @@
 //!   bucket's slot and one for the next group's count; any group size;
 //! - binned (kernels/bin_scatter.cuh): one window per group, atomics in shared memory and
 //!   per block and bin in global memory. On the H200 the atomics with return bounded the
-//!   direct scatter of the 2^27 MSM (docs/benchmarks.md, "Session 11"); binned, its
-//!   scatter took 76 instead of 128 ms ("Session 13"). Used from 2^22 entries
+//!   direct scatter of the 2^27 MSM; binned, its scatter took 76 instead of 128 ms
+//!   (docs/decisions/007-binned-digit-scatter.md). Used from 2^22 entries
 //!   ([`crate::msm_affine::AffineSums::BINNED_MIN`]); its bin pass's shapes: [`BinScatter`].
 
 use cudarc::driver::{CudaSlice, CudaView, LaunchArgs, PushKernelArg};
@@ -73,9 +73,9 @@ impl BinScatter {
 
     /// The default: 8 entries per thread with their loads issued together, two blocks
     /// per SM (64 registers, none spilled). On the H200 its bin pass of the 2^27 G1 MSM
-    /// took 35.7 ms against 48.7 for session 12's shape (32x1_b2: each entry's loads
+    /// took 35.7 ms against 48.7 for the first shape (32x1_b2: each entry's loads
     /// after the previous entry's atomics) and 38.6-44.5 for the others
-    /// (docs/benchmarks.md, "Session 13").
+    /// (docs/decisions/007-binned-digit-scatter.md).
     pub const DEFAULT: Self = Self::ALL[0];
 
     const fn new(kernel: &'static str, per_thread: usize) -> Self {

@@ -29,7 +29,7 @@ pub struct CudaOptions {
     pub register_at: RegisterAt,
     /// With `register_at` auto, the host time a region spends at most registering fresh
     /// host memory behind its queued kernels, in ms (0: none; the region's kernels slow
-    /// down beside it, docs/benchmarks.md "Session 14").
+    /// down beside it, docs/decisions/009-host-registration-piece-by-piece.md).
     /// `FILPROVE_CUDA_REGISTER_BUDGET_MS=<ms>`.
     pub register_budget_ms: u64,
 }

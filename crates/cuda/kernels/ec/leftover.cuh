@@ -19,7 +19,8 @@
 
 // Launch bounds of msm_leftover_reduce (blocks of 128 threads): blocks per SM, 0 for
 // unbounded. 2^27 G1 MSM on the H200: 79.5 ms with 2 (no spills), 87.7 with 3 (1.9 KB
-// spilled), 88.8 with 4 (session 11). A/B builds set FILPROVE_LEFTOVER_MIN_BLOCKS.
+// spilled), 88.8 with 4 (docs/decisions/003-batch-affine-msm-levels.md). A/B builds set
+// FILPROVE_LEFTOVER_MIN_BLOCKS.
 #ifndef FILPROVE_LEFTOVER_MIN_BLOCKS
 #define FILPROVE_LEFTOVER_MIN_BLOCKS 2
 #endif

@@ -230,7 +230,7 @@ __device__ __forceinline__ void msm_bucket_reduce(const Xyzz<F>* buckets, uint32
 // Thread j: partial[j] = sum of bases[idx[p]] (bases[p] when idx is null) for p in
 // [j L, (j+1) L) below the list's length (identity past it). `chunks` threads in all.
 // Loading the next point ahead, as msm_chunk_sum does, made the G2 ones' sum slower (31.8
-// against 30.7 ms at 2^25: the G2 kernel then spills) and the G1 one no faster (session 10).
+// against 30.7 ms at 2^25 on the H200: the G2 kernel then spills) and the G1 one no faster.
 template <class F>
 __device__ __forceinline__ void msm_list_sum(const Affine<F>* bases, const uint32_t* idx, uint32_t n,
                                              const uint32_t* n_dev, uint32_t L, uint32_t chunks,
@@ -259,10 +259,10 @@ __device__ __forceinline__ void xyzz_reduce(const Xyzz<F>* in, uint32_t m, uint3
 
 // Launch bounds of the G1 bucket-sum kernels (blocks of 128 threads). With the products
 // inlined, 4 blocks per SM (128 registers) made the 2^27 bucket sums 11 % faster than
-// unbounded (1,464 -> 1,302 ms on the H200, session 4). With the Fq product out of line
-// (ff/field.cuh) 3 blocks are best by a little: 1,142 against 1,146 (4) and 1,154 ms (2;
-// session 7). A/B builds set FILPROVE_MSM_SUM_MIN_BLOCKS (FILPROVE_CUDA_DEFINES); 0 leaves
-// them unbounded.
+// unbounded (1,464 -> 1,302 ms on the H200). With the Fq product out of line (ff/field.cuh)
+// 3 blocks are best by a little: 1,142 against 1,146 (4) and 1,154 ms (2).
+// docs/decisions/004-msm-bucket-sums-and-windows.md. A/B builds set
+// FILPROVE_MSM_SUM_MIN_BLOCKS (FILPROVE_CUDA_DEFINES); 0 leaves them unbounded.
 #ifndef FILPROVE_MSM_SUM_MIN_BLOCKS
 #define FILPROVE_MSM_SUM_MIN_BLOCKS 3
 #endif
@@ -288,7 +288,7 @@ __device__ __forceinline__ void xyzz_reduce(const Xyzz<F>* in, uint32_t m, uint3
 
 // extern "C" entry points for one curve; G is the kernel name prefix (g1, g2), SUM_BOUNDS
 // the launch bounds of its bucket-sum kernels (MSM_SUM_BOUNDS for G1; none for G2: bounded
-// to 3 or 4 blocks per SM its split MSM was slower, session 7), REDUCE_BOUNDS those of its
+// to 3 or 4 blocks per SM its split MSM was slower on the H200), REDUCE_BOUNDS those of its
 // bucket reduction.
 #define MSM_KERNELS(G, F, SUM_BOUNDS, REDUCE_BOUNDS)                                                                            \
     extern "C" __global__ void G##_msm_count(const Fr* s, const uint32_t* idx, uint32_t n,               \

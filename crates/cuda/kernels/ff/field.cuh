@@ -74,11 +74,11 @@ struct Field {
     // (360 KB, more than the SM's instruction cache) and the bucket reduction 159,000. Out
     // of line, a kernel holds one copy and a call costs a few moves: on the H200 the 2^27
     // G1 MSM went from 1,492-1,509 to 1,373 ms (bucket sums 1,307-1,325 -> 1,225 ms,
-    // reduction 51 -> 17 ms), the split G1 MSM from 102 to 85 ms (docs/benchmarks.md,
-    // "Session 7"). Unrolling the product's outer loop only partly (2-6 rounds per
-    // iteration: smaller code, register moves at the back edge) was slower than either.
-    // A/B builds: FILPROVE_FQ_MUL_OUTLINE=0 inlines the Fq product again,
-    // FILPROVE_FR_MUL_OUTLINE=1 puts the Fr product out of line too.
+    // reduction 51 -> 17 ms), the split G1 MSM from 102 to 85 ms
+    // (docs/decisions/005-field-products.md). Unrolling the product's outer loop only
+    // partly (2-6 rounds per iteration: smaller code, register moves at the back edge) was
+    // slower than either. A/B builds: FILPROVE_FQ_MUL_OUTLINE=0 inlines the Fq product
+    // again, FILPROVE_FR_MUL_OUTLINE=1 puts the Fr product out of line too.
 #ifndef FILPROVE_FQ_MUL_OUTLINE
 #define FILPROVE_FQ_MUL_OUTLINE 1
 #endif
@@ -94,11 +94,12 @@ struct Field {
     __device__ __noinline__ static Field mont_mul_call(Field a, Field b) { return mont_mul(a, b); }
 
     // Which Montgomery product: 64-bit multiply-adds (IMAD.WIDE, "wide") or lo/hi carry
-    // chains. The wide one is faster for both fields now (H200, docs/benchmarks.md
-    // "Session 7"): Fq out of line, 2^27 G1 MSM 1,373 -> 1,293 ms (inlined it had been
-    // slower, 178 registers in the bucket sums); Fr inlined in the NTT kernels, H at 2^27
-    // 444 -> 395 ms. A/B builds: FILPROVE_FQ_MUL_WIDE / FILPROVE_FR_MUL_WIDE = 0 for the
-    // carry chains (crates/cuda/bench/mulbench.cu compares the two).
+    // chains. The wide one is faster for both fields now (H200,
+    // docs/decisions/005-field-products.md): Fq out of line, 2^27 G1 MSM 1,373 -> 1,293 ms
+    // (inlined it had been slower, 178 registers in the bucket sums); Fr inlined in the NTT
+    // kernels, H at 2^27 444 -> 395 ms. A/B builds: FILPROVE_FQ_MUL_WIDE /
+    // FILPROVE_FR_MUL_WIDE = 0 for the carry chains (crates/cuda/bench/mulbench.cu compares
+    // the two).
 #ifndef FILPROVE_FQ_MUL_WIDE
 #define FILPROVE_FQ_MUL_WIDE 1
 #endif
@@ -110,7 +111,7 @@ struct Field {
     //   0: mont_mul_wide (CIOS, the 64-bit multiply-add takes the previous carry and limb);
     //   1: mont_mul_eo (CIOS, bare 64-bit products summed by even/odd limb carry chains).
     // Same results bit for bit (both fully reduced). Both fields use 1 (H200,
-    // docs/benchmarks.md "Session 8"): Fq, 2^27 G1 MSM 1,275 -> 1,188 ms, bucket sums
+    // docs/decisions/005-field-products.md): Fq, 2^27 G1 MSM 1,275 -> 1,188 ms, bucket sums
     // 1,059 -> 978 ms, G1 split 79.8 -> 74.3, G2 split 67.9 -> 63.0 ms; Fr, with the NTT
     // kernels bounded to 3 blocks per SM (ntt.cu), H at 2^27 394.5 -> 386.8 ms. A/B builds:
     // FILPROVE_FQ_MUL_VARIANT and FILPROVE_FR_MUL_VARIANT.
@@ -185,7 +186,7 @@ struct Field {
 
     // CIOS with each partial product one 32x32+64 -> 64-bit multiply-add (IMAD.WIDE: both
     // halves for the price of a high half), carries on the integer ALU. Inlined, it made the
-    // bucket sums 1.33x slower (more registers, fewer warps; session 4); now the default
+    // bucket sums 1.33x slower (more registers, fewer warps); now the default
     // for both fields (above).
     __device__ __forceinline__ static Field mont_mul_wide(const Field& a, const Field& b) {
         uint32_t t[N + 2];
@@ -305,9 +306,9 @@ struct Field {
     }
 
     // A dedicated square (off-diagonal products once, doubled, plus the diagonal; 222
-    // instead of 288 lo/hi pairs) was slower in the G1 MSM in both forms: inlined 1.45x
-    // (session 4), out of line beside the out-of-line product 1,459 vs 1,373 ms at 2^27
-    // (session 7, 1,360 vs 1,293 with the wide product).
+    // instead of 288 lo/hi pairs) was slower in the G1 MSM in both forms on the H200:
+    // inlined 1.45x, out of line beside the out-of-line product 1,459 vs 1,373 ms at 2^27
+    // (1,360 vs 1,293 with the wide product).
     __device__ __forceinline__ Field sqr() const { return *this * *this; }
 
     // Montgomery form <-> canonical integer.
