@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Issue #5's measurements on the GPU machine: one 32 GiB-shaped PoRep partition under each
-# transfer switch (naive, pre-staged, + no per-batch sync, + resident parameters), then N
-# partitions through the engine's pipeline with 1 and with 2 GPU workers, each logged as
-# JSON lines (with NVML samples) and analysed by `filprove timeline`.
+# Transfer-discipline measurements on the GPU machine: one 32 GiB-shaped PoRep partition
+# under each transfer switch (naive, pre-staged, + no per-batch sync, + resident
+# parameters), then N partitions through the engine's pipeline with 1 and with 2 GPU
+# workers, each logged as JSON lines (with NVML samples) and analysed by `filprove
+# timeline`.
 #
 #   bash scripts/h200-transfer.sh OUTDIR [LG] [PARTITIONS] [modes|pipeline|all]
 #

@@ -215,7 +215,7 @@ fn random_fr(gpu: &Gpu, n: usize, seed: u64, mode: u32) -> Result<CudaSlice<u8>,
     Ok(d)
 }
 
-/// NTT floor: 7 NTTs of 2^27 in 0.21 s (facts.md), scaled by n log n.
+/// NTT floor: 7 NTTs of 2^27 in 0.21 s (docs/reference/h200.md), scaled by n log n.
 fn ntt_floor(lg: u32) -> f64 {
     30.0 * ((1u64 << lg) as f64 * lg as f64) / ((1u64 << 27) as f64 * 27.0)
 }

@@ -200,7 +200,8 @@ __device__ __forceinline__ void bin_place(const uint2* pairs, const uint32_t* bi
 // (64 registers, none spilled; src/msm_scatter.rs BIN_PER_THREAD). On the H200 its pass
 // over the 2^27 G1 MSM took 35.7 ms, against 48.7 when each entry's loads waited for the
 // previous entry's atomics (8 -> 32 entries, 1 ahead) and 38.6-44.5 for other tiles and
-// occupancies (16 or 32 entries, 8 or 16 ahead, 1 to 3 blocks per SM).
+// occupancies (16 or 32 entries, 8 or 16 ahead, 1 to 3 blocks per SM;
+// docs/decisions/007-binned-digit-scatter.md).
 extern "C" __global__ void __launch_bounds__(BIN_THREADS, 2)
     msm_bin_scatter(const uint32_t* planes, const uint32_t* idx, uint32_t n, uint32_t c, uint32_t w,
                     uint32_t nbins, const uint32_t* bin_off, uint32_t* fill, uint2* pairs, uint32_t* counted,

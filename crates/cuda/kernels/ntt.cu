@@ -24,7 +24,7 @@
 // Launch bounds of the stage kernels: 3 resident blocks per SM keep the even/odd Fr
 // product (ff/field.cuh) at 80 registers without spills (unbounded, its DIF and
 // shared-memory kernels took 92-108 and 2 blocks per SM): H at 2^27 394.5 -> 386.8 ms on
-// the H200.
+// the H200 (docs/decisions/006-radix-4-ntt.md).
 #define NTT_BOUNDS __launch_bounds__(NTT_THREADS, 3)
 
 // Dynamic shared memory of every kernel here, in 16-byte words.

@@ -110,7 +110,8 @@ impl MsmTuning {
     /// 2^27 G1 MSM takes 966.6 ms with 4 levels and 961.3 ms with 5; the split 2^27 MSM of
     /// the Filecoin mix 72.8 ms without levels, 64.2 ms with them for its ones (2^25
     /// threshold) and 60.1 ms for its window groups too (2^23). Slots at 4 levels with one
-    /// fixed count per level: 705-727 ms for 128 / 96 / 64, 730 for 256.
+    /// fixed count per level: 705-727 ms for 128 / 96 / 64, 730 for 256
+    /// (docs/decisions/003-batch-affine-msm-levels.md).
     pub const PRODUCTION: Self = Self {
         levels: 5,
         min_entries: 1 << 23,
@@ -266,7 +267,8 @@ const LEFTOVER_THREADS: u32 = 128;
 /// ~20 doublings by its first bucket's index) and must then fill at least half of the GPU
 /// (a wave of the reduction at most). 2^27 points: 256 blocks, 64 buckets per thread. The split MSMs' groups
 /// (2^17 buckets, 6 windows: 96 blocks) are better off through XYZZ buckets and one
-/// reduction over all windows (G1 split 2^27: 60.4 against 67.9 ms, session 11).
+/// reduction over all windows (G1 split 2^27: 60.4 against 67.9 ms,
+/// docs/decisions/003-batch-affine-msm-levels.md).
 pub(crate) fn leftover_segments<C: Curve>(
     gpu: &Gpu,
     group_windows: u32,

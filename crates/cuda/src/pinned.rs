@@ -79,7 +79,8 @@ unsafe impl Sync for Registered {}
 /// Bytes per registration of [`RegisteredPieces`]. Registering or unregistering holds
 /// the driver, and every other thread's driver calls (a kernel region's launches
 /// included) wait meanwhile: unregistering a 32 GiB partition's 16.7 GB in one call held
-/// it ~1.4 s on the H200 host (session 8). A 64 MiB piece holds it 3-25 ms (freshly
+/// it ~1.4 s on the H200 host (docs/decisions/008-partition-buffers-reused.md). A 64 MiB
+/// piece holds it 3-25 ms (freshly
 /// written memory is the slow end), short enough to stop between two pieces when the
 /// registration starts to delay kernels ([`RegisteredPieces::new_while`]).
 pub const REGISTER_PIECE: usize = 64 << 20;
@@ -145,8 +146,8 @@ impl Drop for RegisteredPieces {
 /// A pause between two registration calls that hands the driver to a thread waiting for
 /// it (a kernel region's next launch or count read). It does not make registration
 /// harmless: on the H200 host a region that runs while the other worker registers a
-/// partition's 16.7 GB still slows down, with or without it (docs/benchmarks.md,
-/// "Session 13").
+/// partition's 16.7 GB still slows down, with or without it
+/// (docs/decisions/009-host-registration-piece-by-piece.md).
 fn hand_over_driver() {
     std::thread::sleep(std::time::Duration::from_micros(100));
 }

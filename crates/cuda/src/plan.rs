@@ -34,8 +34,8 @@ impl Shape {
         }
     }
 
-    /// One 32 GiB PoRep partition (facts.md: 2^27 domain, 130,169,893 aux, A 328 inputs +
-    /// 129,753,292 aux, B 33,112,281 aux + the ONE input).
+    /// One 32 GiB PoRep partition (docs/reference/circuits.md: 2^27 domain, 130,169,893
+    /// aux, A 328 inputs + 129,753,292 aux, B 33,112,281 aux + the ONE input).
     pub fn porep_32g() -> Self {
         Self {
             lg: 27,
@@ -356,7 +356,8 @@ mod tests {
     #[test]
     fn porep_32g_is_resident_on_an_h200_and_streamed_on_small_gpus() {
         let s = Shape::porep_32g();
-        // facts.md: 47.37 GB parameter file; the proof reads all but the vk.
+        // docs/reference/circuits.md: a 47.37 GB parameter file; the proof reads all but
+        // the vk.
         assert!(
             (s.srs_bytes() as f64 / 1e9 - 47.4).abs() < 0.5,
             "{}",

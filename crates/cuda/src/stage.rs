@@ -117,15 +117,15 @@ pub fn pin_more(
     Ok(from..to)
 }
 
-/// Page-locks more of the assignment's staged vectors (the parts [`stage`] sent through
-/// the bounce buffers because registering then would have delayed a region), timed as
-/// phase "region_register": called once the region's H MSM is queued, it registers piece
-/// by piece while the compute stream is busy and stops when the stream runs dry, so the
-/// driver time it holds delays no kernel of its own region (what is left waits for a
-/// later region of the same, refilled, assignment), or when `budget` (if any) is spent:
-/// registering while kernels run still slows them a little (~1 % of an H MSM that runs
-/// beside 1.3 s of registration on the H200; docs/benchmarks.md "Session 14"). Vectors
-/// too small to register stay as they are. Returns the bytes registered.
+/// Page-locks more of the assignment's staged vectors (the parts [`stage`] sent through the
+/// bounce buffers because registering then would have delayed a region), timed as phase
+/// "region_register": called once the region's H MSM is queued, it registers piece by piece
+/// while the compute stream is busy and stops when the stream runs dry, so the driver time
+/// it holds delays no kernel of its own region (what is left waits for a later region of
+/// the same, refilled, assignment), or when `budget` (if any) is spent: registering while
+/// kernels run still slows them a little (~1 % of an H MSM that runs beside 1.3 s of
+/// registration on the H200; docs/decisions/009-host-registration-piece-by-piece.md).
+/// Vectors too small to register stay as they are. Returns the bytes registered.
 pub fn pin_unpinned(
     gpu: &Gpu,
     asg: &ProvingAssignment,

@@ -269,7 +269,8 @@ pub fn download_g2(gpu: &Gpu, d: &CudaSlice<u8>, n: usize) -> Result<Vec<G2Affin
 pub enum ScalarMix {
     /// Full-size values only.
     Uniform,
-    /// A Filecoin PoRep witness: 51 % zero, 47 % one, 2 % full-size (facts.md 1b).
+    /// A Filecoin PoRep witness: 51 % zero, 47 % one, 2 % full-size
+    /// (docs/reference/circuits.md).
     Filecoin,
     /// `zero_pct` % zeros, `one_pct` % ones, the rest full-size.
     Mix {

@@ -1,9 +1,9 @@
-//! A benchmark workload with the exact shape of one 32 GiB PoRep partition (facts.md,
-//! sections 1 and 1b): a host assignment whose a/b/c and aux values follow the mixes
-//! measured on real PoRep witnesses (c = a*b on every row, as for a satisfying witness),
-//! and a parameter set of valid, distinct curve points made on the device in seconds.
-//! Its proofs cannot verify (the parameters come from no setup); it exists to measure
-//! speed and memory.
+//! A benchmark workload with the exact shape of one 32 GiB PoRep partition
+//! (docs/reference/circuits.md, docs/reference/stand-in-workload.md): a host assignment
+//! whose a/b/c and aux values follow the mixes measured on real PoRep witnesses (c = a*b on
+//! every row, as for a satisfying witness), and a parameter set of valid, distinct curve
+//! points made on the device in seconds. Its proofs cannot verify (the parameters come from
+//! no setup); it exists to measure speed and memory.
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
 use ff::{Field, PrimeField};
@@ -34,7 +34,7 @@ pub struct WorkloadShape {
 }
 
 impl WorkloadShape {
-    /// One 32 GiB PoRep partition (facts.md, section 1).
+    /// One 32 GiB PoRep partition (docs/reference/circuits.md).
     pub fn porep_32g() -> Self {
         Self {
             constraints: 130_278_541,
@@ -137,7 +137,8 @@ fn aux_and_densities(shape: &WorkloadShape, seed: u64) -> (Vec<Fr>, DensityBits,
 }
 
 /// A host assignment of `shape`: a 49 % zero / 18 % one / 33 % other (small values and
-/// -1), b 49 % zero / 49 % one / 2 % full-size, c = a*b (facts.md, section 1b).
+/// -1), b 49 % zero / 49 % one / 2 % full-size, c = a*b (docs/reference/circuits.md,
+/// "What a real PoRep witness looks like").
 pub fn assignment(shape: &WorkloadShape, seed: u64) -> ProvingAssignment {
     let rows = shape.constraints;
     let row = |i: usize| -> (Fr, Fr, Fr) {

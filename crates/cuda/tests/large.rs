@@ -1,4 +1,4 @@
-//! Large-size checks (issue #3), each against the CPU reference (filprove_groth16::cpu) on
+//! Large-size checks, each against the CPU reference (filprove_groth16::cpu) on
 //! fresh random inputs (seeds printed; FILPROVE_TEST_SEED replays):
 //! - NTT, iNTT, coset NTT, inverse coset NTT at 2^21..2^24 vs `Domain`;
 //! - H at lengths that are not powers of two, around 2^22..2^24, vs `cpu::compute_h`;

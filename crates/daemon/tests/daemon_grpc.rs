@@ -201,7 +201,7 @@ async fn a_reused_request_id_never_gets_another_request_s_proof() {
             .await
             .map(|r| r.into_inner().result.unwrap())
     };
-    // The case: a WindowPoSt under the id of a finished WinningPoSt gets a
+    // The case guarded here: a WindowPoSt under the id of a finished WinningPoSt gets a
     // WindowPoSt proof of its own.
     let first = prove(
         c.clone(),

@@ -145,7 +145,7 @@ impl Shared {
     /// Frees the kept partition buffers beyond the pool's bound when no prover worker of
     /// any device is staging or proving and no synthesized partition waits for one (a
     /// single worker between two partitions is idle for a moment; freeing then stalled
-    /// the next region by ~0.3 s on the H200 host, docs/benchmarks.md "Session 14"):
+    /// the next region by ~0.3 s on the H200 host, docs/decisions/008-partition-buffers-reused.md):
     /// freeing unpins them, which holds the driver
     /// (1.4 s for a 32 GiB partition's 16.7 GB on the H200 host, stalling a region that
     /// runs meanwhile by 250-420 ms even in pieces), and returning their pages takes

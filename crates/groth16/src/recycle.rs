@@ -4,10 +4,10 @@
 //! every partition costs page faults on the synthesis thread, and a GPU backend that
 //! page-locks them in place (`cuMemHostRegister`) pays about a second of registration per
 //! partition, during which the other GPU worker's kernels run up to 4.7x slower (H200,
-//! docs/benchmarks.md "Session 5"). Instead, the engine gives a proved partition's
-//! assignment back to a [`BufferPool`]; the next synthesis refills the same vectors in
-//! place ([`with_shell`]), keeping their capacity and the page-locking a backend attached
-//! to them ([`HostPins`]), so steady-state partitions register nothing.
+//! docs/decisions/008-partition-buffers-reused.md). Instead, the engine gives a proved
+//! partition's assignment back to a [`BufferPool`]; the next synthesis refills the same
+//! vectors in place ([`with_shell`]), keeping their capacity and the page-locking a backend
+//! attached to them ([`HostPins`]), so steady-state partitions register nothing.
 //!
 //! Safety of the pinnings: a pin names one vector's whole allocation. Every way the
 //! assignment grows a vector ([`crate::ProvingAssignment`]'s `ConstraintSystem` methods

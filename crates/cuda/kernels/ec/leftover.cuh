@@ -18,7 +18,8 @@
 #include "msm.cuh"
 
 // Launch bounds of msm_leftover_reduce (blocks of 128 threads): 2 blocks per SM. 2^27 G1
-// MSM on the H200: 79.5 ms with 2 (no spills), 87.7 with 3 (1.9 KB spilled), 88.8 with 4.
+// MSM on the H200: 79.5 ms with 2 (no spills), 87.7 with 3 (1.9 KB spilled), 88.8 with 4
+// (docs/decisions/003-batch-affine-msm-levels.md).
 #define LEFTOVER_REDUCE_BOUNDS __launch_bounds__(128, 2)
 
 // counts[b] = the size of bucket b when it holds more than `light` points, else 0;

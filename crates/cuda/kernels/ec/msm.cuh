@@ -230,7 +230,7 @@ __device__ __forceinline__ void msm_bucket_reduce(const Xyzz<F>* buckets, uint32
 // Thread j: partial[j] = sum of bases[idx[p]] (bases[p] when idx is null) for p in
 // [j L, (j+1) L) below the list's length (identity past it). `chunks` threads in all.
 // Loading the next point ahead, as msm_chunk_sum does, made the G2 ones' sum slower (31.8
-// against 30.7 ms at 2^25: the G2 kernel then spills) and the G1 one no faster (session 10).
+// against 30.7 ms at 2^25 on the H200: the G2 kernel then spills) and the G1 one no faster.
 template <class F>
 __device__ __forceinline__ void msm_list_sum(const Affine<F>* bases, const uint32_t* idx, uint32_t n,
                                              const uint32_t* n_dev, uint32_t L, uint32_t chunks,
@@ -260,7 +260,7 @@ __device__ __forceinline__ void xyzz_reduce(const Xyzz<F>* in, uint32_t m, uint3
 // Launch bounds of the G1 bucket-sum kernels (blocks of 128 threads): 3 blocks per SM.
 // With the Fq product out of line (ff/field.cuh) 3 are best by a little on the H200 (2^27
 // bucket sums 1,142 ms against 1,146 with 4 and 1,154 with 2); with the products inlined,
-// bounding them at all had been worth 11 %.
+// bounding them at all had been worth 11 % (docs/decisions/004-msm-bucket-sums-and-windows.md).
 #define MSM_SUM_BOUNDS __launch_bounds__(128, 3)
 
 // Launch bounds of the G1 bucket reduction (blocks of REDUCE_THREADS = 128): its running

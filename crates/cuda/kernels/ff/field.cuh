@@ -76,7 +76,7 @@ struct Field {
     // (H200, 2^27 G1 MSM 1,492 -> 1,373 ms). The Fr product stays inlined in the NTT
     // kernels, which keep few registers live. Against the lo/hi carry-chain CIOS and the
     // multiply-add CIOS, this variant won on both fields (2^27 G1 MSM 1,373 -> 1,188 ms
-    // over the two steps; H at 2^27 444 -> 387 ms); the losers are in git history.
+    // over the two steps; H at 2^27 444 -> 387 ms; docs/decisions/005-field-products.md).
     static constexpr bool MUL_OUTLINE = N == 12;
 
     __device__ __forceinline__ friend Field operator*(const Field& a, const Field& b) {
@@ -170,9 +170,9 @@ struct Field {
     }
 
     // A dedicated square (off-diagonal products once, doubled, plus the diagonal; 222
-    // instead of 288 lo/hi pairs) was slower in the G1 MSM in both forms: inlined 1.45x
-    // (session 4), out of line beside the out-of-line product 1,459 vs 1,373 ms at 2^27
-    // (session 7, 1,360 vs 1,293 with the wide product).
+    // instead of 288 lo/hi pairs) was slower in the G1 MSM in both forms on the H200:
+    // inlined 1.45x, out of line beside the out-of-line product 1,459 vs 1,373 ms at 2^27
+    // (1,360 vs 1,293 with the wide product).
     __device__ __forceinline__ Field sqr() const { return *this * *this; }
 
     // Montgomery form <-> canonical integer.

@@ -2,7 +2,8 @@
 // values only (the MSM's batch-affine denominators). Estimated, not measured alone: about
 // 1,100 rounds of shifts and subtractions of N-limb integers for Fq on one thread, ~50,000
 // instructions or ~55 Montgomery products, against ~440 products for Fermat's a^(p-2).
-// Measured: skipping it entirely saves ~7 % of the affine levels (docs/benchmarks.md).
+// Measured: skipping it entirely saves ~7 % of the affine levels
+// (docs/decisions/003-batch-affine-msm-levels.md).
 #pragma once
 #include "field.cuh"
 

@@ -43,8 +43,8 @@ pub fn rng(test: &str) -> ChaCha8Rng {
 }
 
 /// Random scalars with a sprinkling of 0, 1 and -1.
-/// n scalars in the Filecoin witness mix (facts.md): 51 % zeros, 47 % ones, 2 % random, in
-/// a fixed pattern of 100.
+/// n scalars in the Filecoin witness mix (docs/reference/circuits.md): 51 % zeros, 47 %
+/// ones, 2 % random, in a fixed pattern of 100.
 pub fn filecoin_mix(rng: &mut ChaCha8Rng, n: usize) -> Vec<Fr> {
     (0..n)
         .map(|i| match i % 100 {

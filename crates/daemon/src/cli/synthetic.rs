@@ -28,7 +28,7 @@ use super::compare::median;
 /// Arguments of `filprove synthetic-bench`.
 #[derive(Args, Debug)]
 pub struct SyntheticArgs {
-    /// log2 of the domain: 27 is one 32 GiB PoRep partition (facts.md); smaller values
+    /// log2 of the domain: 27 is one 32 GiB PoRep partition (docs/reference/circuits.md); smaller values
     /// keep its proportions.
     #[arg(long, default_value_t = 27)]
     pub lg: u32,

@@ -27,7 +27,7 @@ pub struct VramPlanArgs {
     pub max_batch: u64,
 }
 
-/// The partition shape of a circuit: its measured per-partition sizes (facts.md) with A
+/// The partition shape of a circuit: its measured per-partition sizes (docs/reference/circuits.md) with A
 /// and B lengths from the measured densities.
 pub fn shape_of(circuit: &str) -> anyhow::Result<Shape> {
     let spec = circuit_spec(circuit).with_context(|| {
@@ -37,7 +37,7 @@ pub fn shape_of(circuit: &str) -> anyhow::Result<Shape> {
         return Ok(Shape::porep_32g());
     }
     let (constraints, aux) = partition_shape(spec.kind, spec.sector_size);
-    // A is nearly dense (99.7 % of aux on PoRep), B about a quarter (facts.md, section 1).
+    // A is nearly dense (99.7 % of aux on PoRep), B about a quarter (docs/reference/circuits.md).
     Ok(Shape {
         lg: constraints.next_power_of_two().trailing_zeros(),
         n_aux: aux,
