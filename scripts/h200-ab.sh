@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# A/B of run-time switches on the GPU machine: `gpu_bench --breakdown` once per variant
+# A/B of MSM tuning on the GPU machine: `gpu_bench --breakdown` once per variant
 # and round (rounds interleaved, so drift hits every variant alike), each step's full
 # breakdown kept under OUTDIR, and a table of each step's total per variant and round
 # printed last.
 #
 #   bash scripts/h200-ab.sh OUTDIR STEPS VARIANT...
 #
-# STEPS: gpu_bench's --steps (ntt,h,g1,g1split,g2). VARIANT: `name` (no settings) or
-# `name:VAR=value,VAR2=value`. Rounds: FILPROVE_AB_ROUNDS (default 2). Binary:
-# .device/gpu_bench from crates/cuda/package-device.sh. For example the binned scatter:
-#   bash scripts/h200-ab.sh $OUT g1,g1split base binned:FILPROVE_MSM_BINNED_MIN=4194304
+# STEPS: gpu_bench's --steps (ntt,h,g1,g1split,g2). VARIANT: `name` (production) or
+# `name:key=value,key2=value` (gpu_bench's --msm settings). Rounds: FILPROVE_AB_ROUNDS
+# (default 2). Binary: .device/gpu_bench from crates/cuda/package-device.sh. For example
+# four affine levels against five:
+#   bash scripts/h200-ab.sh $OUT g1,g1split base four:levels=4
 set -uo pipefail
 out="${1:?usage: h200-ab.sh OUTDIR STEPS VARIANT...}"
 steps="${2:?usage: h200-ab.sh OUTDIR STEPS VARIANT...}"
@@ -26,7 +27,7 @@ for r in $(seq 1 "$rounds"); do
         [ "$v" != "$name" ] && settings="${v#*:}"
         log="$out/ab-$name-$r.txt"
         # shellcheck disable=SC2086
-        env ${settings//,/ } "$bin" --breakdown --steps "$steps" > "$log" 2>&1
+        "$bin" --breakdown --steps "$steps" ${settings:+--msm "$settings"} > "$log" 2>&1
         status=$?
         [ $status -eq 0 ] || rc=1
         echo "== $name round $r (${settings:-no settings}): rc=$status"

@@ -5,7 +5,6 @@
 //! nvcc is looked for in: $NVCC, $CUDA_PATH/bin, $CUDA_HOME/bin, <repo>/.cuda (from
 //! scripts/install-cuda-toolchain.sh), then $PATH. Target archs: $FILPROVE_CUDA_ARCHS,
 //! comma-separated `sm_XX` (SASS) or `compute_XX` (PTX); default sm_80,sm_89,sm_90,compute_90.
-//! $FILPROVE_CUDA_DEFINES: comma-separated macros passed to nvcc as -D (A/B builds).
 
 use std::env;
 use std::fs;
@@ -21,7 +20,6 @@ fn main() {
         "CUDA_PATH",
         "CUDA_HOME",
         "FILPROVE_CUDA_ARCHS",
-        "FILPROVE_CUDA_DEFINES",
         "PATH",
     ] {
         println!("cargo:rerun-if-env-changed={var}");
@@ -49,16 +47,6 @@ fn main() {
     };
     let archs = env::var("FILPROVE_CUDA_ARCHS").unwrap_or_else(|_| DEFAULT_ARCHS.to_string());
     let gencode = gencode_flags(&archs);
-    // Extra preprocessor macros for A/B builds, e.g. FILPROVE_CUDA_DEFINES=FILPROVE_FQ_MUL_WIDE=0
-    // (the alternative field product of kernels/ff/field.cuh).
-    let defines: Vec<String> = env::var("FILPROVE_CUDA_DEFINES")
-        .unwrap_or_default()
-        .split(',')
-        .map(str::trim)
-        .filter(|d| !d.is_empty())
-        .map(|d| format!("-D{d}"))
-        .collect();
-
     // One nvcc per module, run side by side (the big modules take minutes each).
     let handles: Vec<_> = sources
         .iter()
@@ -73,7 +61,6 @@ fn main() {
             let mut cmd = Command::new(&nvcc);
             cmd.args(["-fatbin", "-O3", "-std=c++17", "-Xptxas", "-warn-spills"])
                 .args(&gencode)
-                .args(&defines)
                 .arg("-I")
                 .arg(&kernels)
                 .arg("-o")

@@ -6,6 +6,8 @@
 //! Usage: gpu_bench [--json PATH] [--quick]   (--quick: small sizes only, for a smoke run)
 //!        gpu_bench --breakdown [--quick] [--steps ntt,h,g1,g1split,g2]
 //!                                             (per-kernel times of NTT, H and MSMs at 2^27)
+//!        ... --msm levels=4,min_entries=0,slots=64,leftover=never,binned_min=4194304
+//!                                             (MSM tuning other than production, for A/B runs)
 
 use std::time::Instant;
 
@@ -13,6 +15,7 @@ use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use filprove_cuda::gpu::{blocks, cfg};
 use filprove_cuda::msm::{self, G1, G2};
+use filprove_cuda::msm_affine::{LeftoverReduce, MsmTuning};
 use filprove_cuda::ntt::{NttKind, NttPlan};
 use filprove_cuda::synth::{self, SynthCurve};
 use filprove_cuda::{field, Gpu};
@@ -37,6 +40,34 @@ impl Row {
     }
 }
 
+/// Production MSM tuning with the `key=value` settings of `spec` applied.
+fn msm_tuning(spec: &str) -> Result<MsmTuning, ProveError> {
+    let mut t = MsmTuning::PRODUCTION;
+    for kv in spec.split(',').filter(|s| !s.is_empty()) {
+        let bad = || {
+            ProveError::Invalid(format!("--msm {kv}: expected levels=, min_entries=, slots=, leftover=auto|always|never or binned_min="))
+        };
+        let (k, v) = kv.split_once('=').ok_or_else(bad)?;
+        let n = || v.parse::<usize>().map_err(|_| bad());
+        match k {
+            "levels" => t.levels = n()?.min(32) as u32,
+            "min_entries" => t.min_entries = n()?,
+            "slots" => t.slots = n()?.clamp(1, 1024) as u32,
+            "binned_min" => t.binned_min = n()?,
+            "leftover" => {
+                t.leftover = match v {
+                    "auto" => LeftoverReduce::Auto,
+                    "always" => LeftoverReduce::Always,
+                    "never" => LeftoverReduce::Never,
+                    _ => return Err(bad()),
+                }
+            }
+            _ => return Err(bad()),
+        }
+    }
+    Ok(t)
+}
+
 fn main() {
     if let Err(e) = run() {
         eprintln!("gpu_bench: {e}");
@@ -52,8 +83,12 @@ fn run() -> Result<(), ProveError> {
         .and_then(|i| args.get(i + 1))
         .cloned();
     let quick = args.iter().any(|a| a == "--quick");
-    let gpu = Gpu::open(0)?;
-    eprintln!("gpu_bench on {}", gpu.name());
+    let tuning = match args.iter().position(|a| a == "--msm") {
+        Some(i) => msm_tuning(args.get(i + 1).map_or("", |s| s.as_str()))?,
+        None => MsmTuning::PRODUCTION,
+    };
+    let gpu = Gpu::open(0)?.with_msm_tuning(tuning);
+    eprintln!("gpu_bench on {} ({tuning:?})", gpu.name());
     if args.iter().any(|a| a == "--breakdown") {
         // --steps ntt,h,g1,g1split,g2: only those steps (A/B builds of one kernel).
         let steps = args
@@ -71,19 +106,6 @@ fn run() -> Result<(), ProveError> {
         rows.push(bench_ntt(&gpu, lg)?);
         print_row(rows.last().unwrap());
     }
-    // The previous NTT (one global pass per upper stage), for comparison.
-    std::env::set_var("FILPROVE_NTT_RADIX2", "1");
-    for &lg in if quick {
-        &[20u32][..]
-    } else {
-        &[24u32, 27][..]
-    } {
-        let mut r = bench_ntt(&gpu, lg)?;
-        r.what = "NTT forward, radix-2 passes".into();
-        print_row(&r);
-        rows.push(r);
-    }
-    std::env::remove_var("FILPROVE_NTT_RADIX2");
     let h_sizes: &[u32] = if quick { &[20] } else { &[20, 24, 27] };
     for &lg in h_sizes {
         rows.push(bench_h(&gpu, lg)?);

@@ -400,7 +400,7 @@ mod tests {
             slots: 128,
             leftover: LeftoverReduce::Auto,
             binned_min: MsmTuning::BINNED_MIN,
-            };
+        };
         assert!(on.scratch_bytes(1 << 27, 1 << 21) > 9 << 30);
         assert_eq!(MsmTuning::OFF.scratch_bytes(1 << 27, 1 << 21), 0);
     }
@@ -413,7 +413,7 @@ mod tests {
             slots: 8,
             leftover: LeftoverReduce::Auto,
             binned_min: 100,
-            };
+        };
         assert_eq!(a.levels_for(99), 0);
         assert!(!a.binned_for(99) && a.binned_for(100));
         assert_eq!(a.levels_for(100), 3);

@@ -152,6 +152,49 @@ impl NttPlan {
     pub fn to_coset(&self, gpu: &Gpu, data: &mut CudaSlice<u8>) -> Result<(), ProveError> {
         self.check(data)?;
         if self.lg == 0 {
+            return self.scale(gpu, data, &self.shift, false);
+        }
+        self.stages(gpu, data, true, true, Some(&self.shift))?;
+        self.stages(gpu, data, false, false, None)
+    }
+
+    /// [`NttKind::CosetInverse`] with one bit reversal fused with the scaling (no separate
+    /// permutation pass).
+    pub fn coset_inverse(&self, gpu: &Gpu, data: &mut CudaSlice<u8>) -> Result<(), ProveError> {
+        self.check(data)?;
+        if self.lg == 0 {
+            return self.run(gpu, data, NttKind::CosetInverse);
+        }
+        self.stages(gpu, data, true, true, None)?;
+        self.bitrev(gpu, data, Some((&self.coset_inv, false)))
+    }
+
+    fn check(&self, data: &CudaSlice<u8>) -> Result<(), ProveError> {
+        let n = 1usize << self.lg;
+        if data.len() < n * FR_BYTES {
+            return Err(ProveError::Invalid(format!(
+                "NTT buffer of {} bytes for 2^{}",
+                data.len(),
+                self.lg
+            )));
+        }
+        Ok(())
+    }
+
+    /// log2 of the domain size.
+    pub fn lg(&self) -> u32 {
+        self.lg
+    }
+
+    /// Transforms `data` (2^lg Fr, Montgomery form) in place; queued on the stream.
+    pub fn run(
+        &self,
+        gpu: &Gpu,
+        data: &mut CudaSlice<u8>,
+        kind: NttKind,
+    ) -> Result<(), ProveError> {
+        self.check(data)?;
+        if self.lg == 0 {
             // A domain of one element: only the scalings apply.
             return match kind {
                 NttKind::Forward => Ok(()),

@@ -155,7 +155,10 @@ mod tests {
         let (n, d) = (CudaOptions::naive(), CudaOptions::default());
         assert!(!n.prestage && !n.resident_srs && n.sync_per_batch);
         assert_eq!(n.host_path, HostPath::Pageable);
-        assert_eq!((n.msm, n.register_at, n.staging_slots), (d.msm, d.register_at, d.staging_slots));
+        assert_eq!(
+            (n.msm, n.register_at, n.staging_slots),
+            (d.msm, d.register_at, d.staging_slots)
+        );
         assert!(d.describe().contains("step_timings=false"));
     }
 }

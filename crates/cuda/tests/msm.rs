@@ -149,13 +149,7 @@ fn binned_scatter_matches_cpu() {
 }
 
 /// The G1 MSM of `s` over `bases` with `sums`, plain and split, equals the CPU's.
-fn g1_plain_and_split_match(
-    gpu: &Gpu,
-    bases: &[G1Affine],
-    s: &[Fr],
-    sums: &MsmTuning,
-    what: &str,
-) {
+fn g1_plain_and_split_match(gpu: &Gpu, bases: &[G1Affine], s: &[Fr], sums: &MsmTuning, what: &str) {
     let want = cpu::msm_g1(bases, s).unwrap();
     for split in [false, true] {
         let got = msm_host_with::<G1>(gpu, bases, s, split, sums).unwrap();

@@ -63,14 +63,15 @@ mod tests {
     #[test]
     fn cuda_when_required_fails_loudly_and_auto_falls_back() {
         std::env::set_var("BELLMAN_NO_GPU", "1");
-        let err = build("cuda", 2).err().unwrap().to_string();
+        let o = CudaOptions::default();
+        let err = build("cuda", &o).err().unwrap().to_string();
         assert!(
             err.starts_with("cuda unavailable: BELLMAN_NO_GPU is set"),
             "{err}"
         );
-        let auto = build("auto", 2).unwrap();
+        let auto = build("auto", &o).unwrap();
         assert_eq!(auto.iter().map(|b| b.name()).collect::<Vec<_>>(), ["cpu"]);
-        assert_eq!(build("cpu", 2).unwrap().len(), 1);
-        assert!(build("opencl", 2).is_err());
+        assert_eq!(build("cpu", &o).unwrap().len(), 1);
+        assert!(build("opencl", &o).is_err());
     }
 }

@@ -73,7 +73,13 @@ mod tests {
         assert!(o.step_timings);
         assert_eq!(o.staging_slots, 2);
         let d = Config::default().cuda.options(1).unwrap();
-        assert_eq!(d, CudaOptions { staging_slots: 1, ..CudaOptions::default() });
+        assert_eq!(
+            d,
+            CudaOptions {
+                staging_slots: 1,
+                ..CudaOptions::default()
+            }
+        );
         assert!(Config::from_toml("[cuda]\nvram_budget = \"lots\"\n").is_err());
         assert!(Config::from_toml("[cuda]\nvram_budget = 0\n").is_err());
         assert!(Config::from_toml("[cuda]\nprestage = false\n").is_err());
