@@ -85,12 +85,17 @@ pub fn test_config(dir: &Path) -> Config {
 impl TestDaemon {
     /// Starts a daemon; `tweak` edits the test configuration first.
     pub fn start(tweak: impl FnOnce(&mut Config)) -> Self {
-        env();
-        ensure_params("wpost-2k");
-        ensure_params("winning-2k");
         let dir = tempfile::tempdir().unwrap();
         let mut config = test_config(dir.path());
         tweak(&mut config);
+        Self::start_with(dir, config)
+    }
+
+    /// Starts a daemon with `config` as it is (its listeners in `dir`, which it keeps).
+    pub fn start_with(dir: tempfile::TempDir, config: Config) -> Self {
+        env();
+        ensure_params("wpost-2k");
+        ensure_params("winning-2k");
         config.validate().unwrap();
         let engine = server::start_engine(&config).unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
