@@ -170,16 +170,28 @@ pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
 
 /// `GET path`: status code, header lines (lower-cased names), body.
 pub fn http_get_with_headers(addr: SocketAddr, path: &str) -> (u16, Vec<String>, String) {
-    use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut buf = String::new();
-    s.read_to_string(&mut buf).unwrap();
+    http_exchange(&mut s, path, &[])
+}
+
+/// `GET path` with `extra` request header lines over an open connection `s`: status code,
+/// header lines (lower-cased names), body.
+pub fn http_exchange(
+    s: &mut (impl std::io::Read + std::io::Write),
+    path: &str,
+    extra: &[&str],
+) -> (u16, Vec<String>, String) {
+    let mut request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n");
+    for h in extra {
+        request.push_str(&format!("{h}\r\n"));
+    }
+    request.push_str("\r\n");
+    s.write_all(request.as_bytes()).unwrap();
+    let mut bytes = Vec::new();
+    // A TLS peer may close without close_notify after the response; what came is kept.
+    let _ = s.read_to_end(&mut bytes);
+    let buf = String::from_utf8_lossy(&bytes).into_owned();
     let code = buf.split_whitespace().nth(1).unwrap().parse().unwrap();
     let (head, body) = buf.split_once("\r\n\r\n").unwrap_or((&buf, ""));
     let headers = head
