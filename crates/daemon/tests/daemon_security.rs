@@ -37,6 +37,25 @@ async fn status_code(channel: Channel, bearer: Option<&str>) -> tonic::Code {
     }
 }
 
+/// What a `filprove` command did.
+struct Ran {
+    ok: bool,
+    status: std::process::ExitStatus,
+    stderr: String,
+}
+
+fn filprove_client(args: &[&str]) -> Ran {
+    let o = Command::new(env!("CARGO_BIN_EXE_filprove"))
+        .args(args)
+        .output()
+        .unwrap();
+    Ran {
+        ok: o.status.success(),
+        status: o.status,
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
 #[test]
 fn an_address_other_machines_reach_needs_allow_remote() {
     let daemon = |args: &[&str]| {
@@ -112,13 +131,23 @@ async fn the_token_guards_tcp_grpc_and_the_admin_endpoints() {
     assert!(get("/status", &[&right]).2.contains("\"uptime_seconds\""));
     assert_eq!(get("/healthz", &[]).0, 200);
     assert_eq!(get("/readyz", &[]).0, 200);
+
+    // The client commands send the token of --token-file.
+    let tcp = d.tcp.to_string();
+    let o = filprove_client(&["status", "--addr", &tcp]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stderr.contains("bearer token"), "{}", o.stderr);
+    let token_arg = token_file.display().to_string();
+    let o = filprove_client(&["status", "--addr", &tcp, "--token-file", &token_arg]);
+    assert!(o.ok, "{}", o.stderr);
     d.shutdown().unwrap();
 }
 
-/// A self-signed certificate for "localhost" in `dir`: (certificate PEM, its path, the
-/// key's path).
+/// A self-signed certificate for "localhost" and 127.0.0.1 in `dir`: (certificate PEM, its
+/// path, the key's path).
 fn self_signed(dir: &Path) -> (String, String, String) {
-    let ck = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
+    let ck = rcgen::generate_simple_self_signed(names).unwrap();
     let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
     std::fs::write(&cert, ck.cert.pem()).unwrap();
     std::fs::write(&key, ck.signing_key.serialize_pem()).unwrap();
@@ -134,9 +163,14 @@ async fn tls_carries_grpc_and_http_with_a_self_signed_certificate() {
     let secrets = tempfile::tempdir().unwrap();
     let (cert_pem, cert, key) = self_signed(secrets.path());
     let d = TestDaemon::start(|c| {
-        c.server.tls_cert_file = cert;
+        c.server.tls_cert_file = cert.clone();
         c.server.tls_key_file = key;
     });
+    // The client commands: --tls-ca trusts the certificate; without it, no answer.
+    let tcp = d.tcp.to_string();
+    let o = filprove_client(&["status", "--addr", &tcp, "--tls-ca", &cert]);
+    assert!(o.ok, "{}", o.stderr);
+    assert!(!filprove_client(&["status", "--addr", &tcp]).ok);
 
     // gRPC: a client trusting the certificate gets through, a plaintext one does not.
     let tls = Endpoint::from_shared(format!("https://127.0.0.1:{}", d.tcp.port()))

@@ -62,6 +62,11 @@ impl BearerToken {
         Ok(Self(token.into()))
     }
 
+    /// The `authorization` header value that carries this token.
+    pub fn header_value(&self) -> String {
+        format!("Bearer {}", self.0)
+    }
+
     /// Whether an `authorization` header value carries this token (compared in constant
     /// time, so that the time taken tells nothing about the token).
     pub fn accepts(&self, authorization: Option<&[u8]>) -> bool {

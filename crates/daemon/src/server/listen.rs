@@ -12,9 +12,8 @@ use filprove_engine::Engine;
 use tokio::net::{TcpListener, UnixListener};
 use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
 use tokio_stream::StreamExt as _;
-use tonic::transport::Server;
-
 use tonic::service::interceptor::InterceptedService;
+use tonic::transport::Server;
 
 use super::auth::{BearerToken, GrpcAuth};
 use super::config::Config;
