@@ -237,8 +237,17 @@ impl Config {
         self.socket_mode()?;
         self.cancel_abandoned()?;
         self.unix_socket()?;
-        self.refuse_remote("server.tcp_listen", self.tcp_addr()?)?;
-        self.refuse_remote("server.http_listen", self.http_addr()?)?;
+        self.tcp_addr()?;
+        self.http_addr()?;
+        if let Some((key, a)) = self.remote_listeners().first() {
+            if !self.server.allow_remote {
+                return Err(format!(
+                    "{key} = {a} accepts connections from other machines; set \
+                     server.allow_remote = true to allow it (and see server.auth_token_file \
+                     and server.tls_cert_file), or listen on 127.0.0.1"
+                ));
+            }
+        }
         if self.server.tls_cert_file.is_empty() != self.server.tls_key_file.is_empty() {
             return Err(
                 "server.tls_cert_file and server.tls_key_file go together: set both or neither"
@@ -272,18 +281,6 @@ impl Config {
             .resolve()
             .map_err(|e| format!("srs.budget: {e}"))?;
         Ok(())
-    }
-
-    /// Refuses an address other machines reach unless `server.allow_remote` is set.
-    fn refuse_remote(&self, key: &str, addr: Option<SocketAddr>) -> Result<(), String> {
-        match addr {
-            Some(a) if !a.ip().is_loopback() && !self.server.allow_remote => Err(format!(
-                "{key} = {a} accepts connections from other machines; set \
-                 server.allow_remote = true to allow it (and see server.auth_token_file and \
-                 server.tls_cert_file), or listen on 127.0.0.1"
-            )),
-            _ => Ok(()),
-        }
     }
 
     /// The listeners other machines can reach (non-loopback TCP and HTTP addresses), by key.
