@@ -4,7 +4,8 @@
 //! (client only) beside filprove's own. One test compares the two protos message by
 //! message; the other builds each kind of request the way Curio's `lib/ffi/cuzk_funcs.go`
 //! and ProofShare do, with the client generated from cuzk's proto, and has a real daemon
-//! (CPU backend, 2 KiB circuits and test parameters) prove them, each proof checked by
+//! started from the README's configuration ("Running beside Curio"; 2 KiB circuits and
+//! test parameters, the CPU where no GPU is usable) prove them, each proof checked by
 //! filecoin-proofs' verifier. About two minutes on 2 cores (PoRep and SnapDeals dominate).
 
 mod daemon_support;
@@ -257,12 +258,95 @@ fn curio_requests() -> Vec<(cuzk::SubmitProofRequest, ProofRequest)> {
     out
 }
 
+/// The TOML block of the README's "Running beside Curio" section, as printed there.
+fn readme_config_text() -> String {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let section = readme
+        .split("\n## ")
+        .find(|s| s.starts_with("Running beside Curio"))
+        .expect("README has a \"Running beside Curio\" section");
+    let mut lines = section
+        .lines()
+        .skip_while(|l| l.trim() != "```toml")
+        .skip(1);
+    let block: Vec<&str> = lines.by_ref().take_while(|l| l.trim() != "```").collect();
+    assert!(
+        !block.is_empty(),
+        "the section shows its configuration as a toml block"
+    );
+    block.iter().map(|l| format!("{}\n", l.trim())).collect()
+}
+
+/// The README's configuration with what a test must change: the socket into `dir` (still a
+/// `unix://` URL), the HTTP admin and the TCP listener of step 5 on free loopback ports,
+/// the test parameter directory, and the preloads at 2 KiB instead of 32 GiB. Every other
+/// key keeps the README's value.
+fn readme_config(dir: &std::path::Path) -> filprove::server::Config {
+    let text = readme_config_text();
+    let as_printed = filprove::server::Config::from_toml(&text)
+        .unwrap_or_else(|e| panic!("the README's configuration: {e}\n{text}"));
+    let mut table: toml::Table = text.parse().unwrap();
+    let section = |t: &toml::Table, name: &str| -> toml::Table {
+        t.get(name)
+            .and_then(|v| v.as_table())
+            .cloned()
+            .unwrap_or_else(|| panic!("the README's configuration has no [{name}]"))
+    };
+    let mut server = section(&table, "server");
+    for (key, value) in [
+        (
+            "unix_socket",
+            format!("unix://{}", dir.join("filprove.sock").display()),
+        ),
+        ("http_listen", "127.0.0.1:0".into()),
+        ("tcp_listen", "127.0.0.1:0".into()),
+    ] {
+        server.insert(key.into(), toml::Value::String(value));
+    }
+    let mut srs = section(&table, "srs");
+    let preload: Vec<toml::Value> = as_printed
+        .srs
+        .preload
+        .iter()
+        .map(|id| {
+            let small = id
+                .strip_suffix("-32g")
+                .expect("the README preloads 32 GiB circuits");
+            toml::Value::String(format!("{small}-2k"))
+        })
+        .collect();
+    assert!(!preload.is_empty(), "the README preloads parameters");
+    srs.insert("preload".into(), toml::Value::Array(preload));
+    srs.insert(
+        "param_cache".into(),
+        toml::Value::String(env().params.display().to_string()),
+    );
+    table.insert("server".into(), toml::Value::Table(server));
+    table.insert("srs".into(), toml::Value::Table(srs));
+    let config = filprove::server::Config::from_toml(&toml::to_string(&table).unwrap()).unwrap();
+    // What the README sets and the test leaves alone.
+    assert_eq!(config.server.socket_mode, as_printed.server.socket_mode);
+    assert_eq!(config.engine, as_printed.engine);
+    assert_eq!(config.memory, as_printed.memory);
+    config
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn curio_s_requests_of_every_kind_are_proved() {
+async fn curio_s_requests_of_every_kind_are_proved_by_the_readme_s_daemon() {
+    use std::os::unix::fs::PermissionsExt as _;
     ensure_params("porep-2k");
     ensure_params("snap-2k");
-    let d = TestDaemon::start(|_| {});
-    // Curio's [Cuzk] Address forms: a unix:// URL and a bare host:port.
+    let dir = tempfile::tempdir().unwrap();
+    let config = readme_config(dir.path());
+    let mode = config.socket_mode().unwrap();
+    let d = TestDaemon::start_with(dir, config);
+    assert_eq!(
+        std::fs::metadata(&d.socket).unwrap().permissions().mode() & 0o777,
+        mode,
+        "the socket has the README's socket_mode"
+    );
+    // Curio's [Cuzk] Address forms of step 5: a unix:// URL and a bare host:port.
     let addresses = [format!("unix://{}", d.socket.display()), d.tcp.to_string()];
     let mut calls = Vec::new();
     for (i, (wire, expected)) in curio_requests().into_iter().enumerate() {
@@ -297,5 +381,11 @@ async fn curio_s_requests_of_every_kind_are_proved() {
             "{id}: filecoin-proofs rejects it"
         );
     }
+    // Step 6: /readyz is 200 exactly when the configured backend ("auto") found a GPU.
+    let on_gpu = d.engine.status().devices.iter().any(|g| g.name != "cpu");
+    let (healthz, _) = http_get(d.http, "/healthz");
+    let (readyz, why) = http_get(d.http, "/readyz");
+    assert_eq!(healthz, 200);
+    assert_eq!(readyz, if on_gpu { 200 } else { 503 }, "{why}");
     d.shutdown().unwrap();
 }

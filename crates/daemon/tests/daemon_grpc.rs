@@ -605,9 +605,7 @@ fn the_client_bench_and_commands_run_against_the_daemon() {
     let d = TestDaemon::start(|_| {});
     let rt = tokio::runtime::Runtime::new().unwrap();
     let args = client::bench::BenchArgs {
-        connect: client::Connect {
-            addr: d.unix_addr(),
-        },
+        connect: client::Connect::to(d.unix_addr()),
         input: client::RequestInput {
             request: Some(request_file(ProofKind::WindowPoSt)),
             ..Default::default()
@@ -632,7 +630,7 @@ fn the_client_bench_and_commands_run_against_the_daemon() {
 
     let out = d.dir.path().join("proof.bin");
     client::run_client(client::ClientCommand::Submit(client::SubmitArgs {
-        connect: client::Connect { addr: d.tcp_addr() },
+        connect: client::Connect::to(d.tcp_addr()),
         input: client::RequestInput {
             request: Some(request_file(ProofKind::WinningPoSt)),
             ..Default::default()
@@ -645,23 +643,17 @@ fn the_client_bench_and_commands_run_against_the_daemon() {
     .unwrap();
     assert_eq!(std::fs::read(&out).unwrap().len(), 192);
     let status = client::ClientCommand::Status(client::StatusArgs {
-        connect: client::Connect {
-            addr: d.unix_addr(),
-        },
+        connect: client::Connect::to(d.unix_addr()),
         metrics: false,
     });
     client::run_client(status).unwrap();
     let preload = client::ClientCommand::Preload(client::SrsArgs {
-        connect: client::Connect {
-            addr: d.unix_addr(),
-        },
+        connect: client::Connect::to(d.unix_addr()),
         circuit_id: "winning-2k".into(),
     });
     client::run_client(preload).unwrap();
     let err = client::run_client(client::ClientCommand::Cancel(client::CancelArgs {
-        connect: client::Connect {
-            addr: d.unix_addr(),
-        },
+        connect: client::Connect::to(d.unix_addr()),
         job_id: "missing".into(),
     }))
     .unwrap_err();

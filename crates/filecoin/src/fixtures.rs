@@ -16,6 +16,7 @@ use filecoin_proofs_api::{
     post, update, ApiFeature, PaddedBytesAmount, PieceInfo, PrivateReplicaInfo,
     RegisteredSealProof, SectorId, UnpaddedBytesAmount,
 };
+use filprove_groth16::progress::{NoProgress, Progress, ProgressUnit};
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -173,17 +174,20 @@ fn write_piece(
     Ok(piece)
 }
 
+/// Seals a sector: the piece, PC1, PC2 (one step of `progress` each).
 fn seal(
     registered: RegisteredSealProof,
     dir: &Path,
     data: impl Read,
     ticket: [u8; 32],
+    progress: &dyn Progress,
 ) -> Result<Sealed, FilecoinError> {
     let cache = dir.join("cache");
     fs::create_dir_all(&cache).map_err(io("create", &cache))?;
     let unsealed = dir.join("unsealed");
     let replica = dir.join("sealed");
     let piece = write_piece(registered, &unsealed, data)?;
+    progress.advance(1);
     File::create(&replica).map_err(io("create", &replica))?;
     let prover_id = prover_id_from_miner_id(FIXTURE_MINER_ID);
     let sector_id = SectorId::from(FIXTURE_SECTOR_NUMBER);
@@ -198,7 +202,9 @@ fn seal(
         std::slice::from_ref(&piece),
     )
     .map_err(FilecoinError::fp)?;
+    progress.advance(1);
     let pc2 = seal_pre_commit_phase2(pc1, &cache, &replica).map_err(FilecoinError::fp)?;
+    progress.advance(1);
     Ok(Sealed {
         cache,
         replica,
@@ -223,13 +229,25 @@ pub fn make(
     kinds: &[ProofKind],
     seed: u64,
 ) -> Result<FixtureSet, FilecoinError> {
+    make_reporting(out_dir, sector_size, kinds, seed, &NoProgress)
+}
+
+/// [`make`], counting its steps in `progress`: the piece, PC1 and PC2 of each sector
+/// sealed, then each request written.
+pub fn make_reporting(
+    out_dir: &Path,
+    sector_size: u64,
+    kinds: &[ProofKind],
+    seed: u64,
+    progress: &dyn Progress,
+) -> Result<FixtureSet, FilecoinError> {
     let registered = kinds::seal_proof_for_size(sector_size)
         .ok_or_else(|| FilecoinError::Unsupported(format!("sector size {sector_size}")))?;
     fs::create_dir_all(out_dir).map_err(io("create", out_dir))?;
     let scratch = out_dir.join(format!(".scratch-{}-{seed}", std::process::id()));
     let _ = fs::remove_dir_all(&scratch);
     fs::create_dir_all(&scratch).map_err(io("create", &scratch))?;
-    let result = make_in(out_dir, &scratch, registered, kinds, seed);
+    let result = make_in(out_dir, &scratch, registered, kinds, seed, progress);
     let _ = fs::remove_dir_all(&scratch);
     result
 }
@@ -288,7 +306,13 @@ fn make_seal_variant(
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let ticket = fr_bytes(&mut rng);
         let data_rng = ChaCha8Rng::seed_from_u64(rng.next_u64());
-        let s = seal(registered, &scratch, RngReader(data_rng), ticket)?;
+        let s = seal(
+            registered,
+            &scratch,
+            RngReader(data_rng),
+            ticket,
+            &NoProgress,
+        )?;
         let prover_id = prover_id_from_miner_id(FIXTURE_MINER_ID);
         let sector_id = SectorId::from(FIXTURE_SECTOR_NUMBER);
         if registered.feature_enabled(ApiFeature::SyntheticPoRep) {
@@ -335,17 +359,32 @@ fn make_in(
     registered: RegisteredSealProof,
     kinds: &[ProofKind],
     seed: u64,
+    progress: &dyn Progress,
 ) -> Result<FixtureSet, FilecoinError> {
     let sector_size = u64::from(registered.sector_size());
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut set = FixtureSet::create(out_dir, sector_size)?;
     let prover_id = prover_id_from_miner_id(FIXTURE_MINER_ID);
     let needs_data_sector = kinds.iter().any(|k| *k != ProofKind::SnapDeals);
+    // Three steps per sector sealed (the piece, PC1, PC2), one per request written.
+    let sectors =
+        usize::from(needs_data_sector) + usize::from(kinds.contains(&ProofKind::SnapDeals));
+    progress.phase(
+        "sealing and writing inputs",
+        Some((3 * sectors + kinds.len()) as u64),
+        ProgressUnit::Items("steps"),
+    );
     let data = if needs_data_sector {
         let dir = scratch.join("data");
         let ticket = fr_bytes(&mut rng);
         let data_rng = ChaCha8Rng::seed_from_u64(rng.next_u64());
-        Some(seal(registered, &dir, RngReader(data_rng), ticket)?)
+        Some(seal(
+            registered,
+            &dir,
+            RngReader(data_rng),
+            ticket,
+            progress,
+        )?)
     } else {
         None
     };
@@ -430,9 +469,10 @@ fn make_in(
                 set.put(kind, &ProofRequest::new(body)?)?;
             }
             ProofKind::SnapDeals => {
-                set.put(kind, &make_snap(scratch, registered, &mut rng)?)?;
+                set.put(kind, &make_snap(scratch, registered, &mut rng, progress)?)?;
             }
         }
+        progress.advance(1);
     }
     Ok(set)
 }
@@ -441,6 +481,7 @@ fn make_snap(
     scratch: &Path,
     registered: RegisteredSealProof,
     rng: &mut ChaCha8Rng,
+    progress: &dyn Progress,
 ) -> Result<ProofRequest, FilecoinError> {
     let sector_size = u64::from(registered.sector_size());
     let update_proof = kinds::update_proof_for_size(sector_size).expect("published sector size");
@@ -449,6 +490,7 @@ fn make_snap(
         &scratch.join("cc"),
         std::io::repeat(0),
         fr_bytes(rng),
+        progress,
     )?;
     let dir = scratch.join("update");
     let new_cache = dir.join("cache");

@@ -8,6 +8,7 @@ use std::time::Instant;
 use bellperson::Circuit;
 use filecoin_proofs::{MerkleTreeTrait, TreeRHasher};
 use filprove_groth16::keygen::{CpuFixedBase, FixedBaseMul, ToxicWaste};
+use filprove_groth16::progress::{NoProgress, Progress, ProgressUnit};
 use filprove_groth16::{Fr, Srs};
 use rand_core::RngCore;
 
@@ -215,7 +216,7 @@ impl CircuitSpec {
     ) -> Result<GeneratedParams, FilecoinError> {
         let cpu = CpuFixedBase::new();
         let how = match generator {
-            Generator::Filprove => How::Filprove(&cpu),
+            Generator::Filprove => How::Filprove(&cpu, &NoProgress),
             Generator::Bellperson => How::Bellperson,
         };
         self.generate_and_write(cache_dir, rng, how)
@@ -229,7 +230,19 @@ impl CircuitSpec {
         rng: &mut R,
         fb: &dyn FixedBaseMul,
     ) -> Result<GeneratedParams, FilecoinError> {
-        self.generate_and_write(cache_dir, rng, How::Filprove(fb))
+        self.generate_params_reporting(cache_dir, rng, fb, &NoProgress)
+    }
+
+    /// [`CircuitSpec::generate_params_using`], telling `progress` its phases (the blank
+    /// circuit's capture and the QAP, not counted; the parameter points, counted).
+    pub fn generate_params_reporting<R: RngCore>(
+        &self,
+        cache_dir: &Path,
+        rng: &mut R,
+        fb: &dyn FixedBaseMul,
+        progress: &dyn Progress,
+    ) -> Result<GeneratedParams, FilecoinError> {
+        self.generate_and_write(cache_dir, rng, How::Filprove(fb, progress))
     }
 
     /// Generates this circuit's parameters (as [`CircuitSpec::generate_params_using`]) and
@@ -243,9 +256,21 @@ impl CircuitSpec {
         rng: &mut R,
         fb: &dyn FixedBaseMul,
     ) -> Result<InMemoryParams, FilecoinError> {
+        self.generate_in_memory_reporting(dir, rng, fb, &NoProgress)
+    }
+
+    /// [`CircuitSpec::generate_in_memory`], telling `progress` its phases (as
+    /// [`CircuitSpec::generate_params_reporting`]).
+    pub fn generate_in_memory_reporting<R: RngCore>(
+        &self,
+        dir: &Path,
+        rng: &mut R,
+        fb: &dyn FixedBaseMul,
+        progress: &dyn Progress,
+    ) -> Result<InMemoryParams, FilecoinError> {
         fs::create_dir_all(dir).map_err(|e| FilecoinError::io("create", dir, e))?;
         let start = Instant::now();
-        let srs = self.make_srs(rng, How::Filprove(fb))?;
+        let srs = self.make_srs(rng, How::Filprove(fb, progress))?;
         let generate_secs = start.elapsed().as_secs_f64();
         let (vk_path, meta_path) = (self.vk_path(dir), self.meta_path(dir));
         let stale = self.params_path(dir);
@@ -310,17 +335,23 @@ impl CircuitSpec {
 
     /// The parameters of this circuit's blank circuit.
     fn make_srs(&self, rng: &mut dyn RngCore, how: How<'_>) -> Result<Srs, FilecoinError> {
-        if let How::Filprove(fb) = how {
+        if let How::Filprove(fb, progress) = how {
             // The toxic waste first, as bellperson draws it; then the R1CS (PoRep and PoSt
             // captured part by part, `blank_r1cs`).
             let toxic = ToxicWaste::random(&mut &mut *rng);
             let t = Instant::now();
+            progress.phase(
+                "capturing the blank circuit",
+                None,
+                ProgressUnit::Items("constraints"),
+            );
             let r1cs = self.blank_r1cs()?;
-            return Ok(filprove_groth16::keygen::generate_from_captured(
+            return Ok(filprove_groth16::keygen::generate_from_captured_reporting(
                 r1cs,
                 t.elapsed(),
                 &toxic,
                 fb,
+                progress,
             )?);
         }
         match self.registered {
@@ -383,8 +414,8 @@ impl std::fmt::Debug for InMemoryParams {
 /// The generator a generation runs.
 #[derive(Clone, Copy)]
 enum How<'a> {
-    /// filprove's keygen, its fixed-base part on this implementation.
-    Filprove(&'a dyn FixedBaseMul),
+    /// filprove's keygen, its fixed-base part on this implementation, its phases reported.
+    Filprove(&'a dyn FixedBaseMul, &'a dyn Progress),
     /// bellperson's `generate_random_parameters`.
     Bellperson,
 }

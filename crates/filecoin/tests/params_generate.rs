@@ -5,6 +5,7 @@
 use filprove_filecoin::CircuitSpec;
 use filprove_groth16::keygen::{CpuFixedBase, FixedBaseMul};
 use filprove_groth16::params::ReadOptions;
+use filprove_groth16::progress::{ProgressUnit, RecordedProgress};
 use filprove_groth16::{G1Affine, G2Affine, ParamsError, Srs};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
@@ -46,8 +47,14 @@ fn generation_through_a_fixed_base_and_in_memory() {
         .generate_params(&a, &mut ChaCha20Rng::seed_from_u64(seed))
         .unwrap();
     let counting = Counting::default();
+    let progress = RecordedProgress::default();
     let using = spec
-        .generate_params_using(&b, &mut ChaCha20Rng::seed_from_u64(seed), &counting)
+        .generate_params_reporting(
+            &b,
+            &mut ChaCha20Rng::seed_from_u64(seed),
+            &counting,
+            &progress,
+        )
         .unwrap();
     let read = |p: &std::path::Path| std::fs::read(p).unwrap();
     assert!(read(&files.params_path) == read(&using.params_path));
@@ -60,6 +67,21 @@ fn generation_through_a_fixed_base_and_in_memory() {
         counting.points.load(std::sync::atomic::Ordering::SeqCst),
         points
     );
+    // Progress: two uncounted phases, then every point counted once.
+    let phases = progress.phases();
+    let names: Vec<&str> = phases.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "capturing the blank circuit",
+            "evaluating the QAP at tau",
+            "parameter points"
+        ]
+    );
+    assert_eq!((phases[0].total, phases[1].total), (None, None));
+    assert_eq!(phases[2].total, Some(points as u64));
+    assert_eq!(phases[2].done, points as u64);
+    assert_eq!(phases[2].unit, ProgressUnit::Items("points"));
 
     // In memory: a stale .params in the directory goes; .vk and .meta are written.
     std::fs::create_dir_all(&c).unwrap();

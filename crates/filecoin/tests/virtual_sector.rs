@@ -1,11 +1,15 @@
 //! Virtual sectors (docs/virtual-sectors.md): inputs of every published size pass
 //! filecoin-proofs' vanilla verifiers, 2 KiB and 8 MiB ones are proved and verified by
-//! filecoin-proofs, and corrupt ones are refused on intake.
+//! filecoin-proofs, and corrupt ones are refused on intake. Making them, and sealing
+//! fixtures, reports every step.
 
 mod common;
 
 use filprove_filecoin::fixtures::{FIXTURE_MINER_ID, FIXTURE_SECTOR_NUMBER};
-use filprove_filecoin::{virtual_sector, FilecoinError, ProofKind, ProofRequest, RequestBody};
+use filprove_filecoin::{
+    fixtures, virtual_sector, FilecoinError, ProofKind, ProofRequest, RequestBody,
+};
+use filprove_groth16::progress::{ProgressUnit, RecordedPhase, RecordedProgress};
 use serde_json::Value;
 
 const SIZES: [u64; 5] = [2 << 10, 8 << 20, 512 << 20, 32 << 30, 64 << 30];
@@ -212,4 +216,45 @@ fn corrupt_virtual_c1s_are_refused() {
             "{what}: {err}"
         );
     }
+}
+
+#[test]
+fn making_inputs_reports_every_step() {
+    common::env();
+    let dir = tempfile::tempdir().unwrap();
+    let progress = RecordedProgress::default();
+    virtual_sector::make_reporting(
+        &dir.path().join("v"),
+        2 << 10,
+        &ProofKind::ALL,
+        5,
+        &progress,
+    )
+    .unwrap();
+    let kinds = ProofKind::ALL.len() as u64;
+    assert_eq!(
+        progress.phases(),
+        [RecordedPhase {
+            name: "writing inputs".into(),
+            total: Some(kinds),
+            unit: ProgressUnit::Items("kinds"),
+            done: kinds,
+        }]
+    );
+
+    // Sealed: the piece, PC1 and PC2 of the data sector and of SnapDeals' CC sector, then
+    // each request.
+    let progress = RecordedProgress::default();
+    fixtures::make_reporting(
+        &dir.path().join("s"),
+        2 << 10,
+        &ProofKind::ALL,
+        5,
+        &progress,
+    )
+    .unwrap();
+    let phases = progress.phases();
+    assert_eq!(phases.len(), 1, "{phases:?}");
+    assert_eq!(phases[0].total, Some(2 * 3 + kinds));
+    assert_eq!(phases[0].done, 2 * 3 + kinds);
 }

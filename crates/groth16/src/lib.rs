@@ -12,6 +12,7 @@
 //! - [`sink`]: the seam through which native (gadget-free) witness code appends to a
 //!   constraint system;
 //! - [`recycle`]: partition buffers reused between syntheses (and kept page-locked);
+//! - [`progress`]: how long work reports how far it got (drawn by the binary);
 //! - [`cpu`]: the CPU reference backend (NTT, MSM, prover).
 
 pub mod assignment;
@@ -23,6 +24,7 @@ pub mod error;
 pub mod keygen;
 pub mod params;
 pub mod parts;
+pub mod progress;
 pub mod proof;
 pub mod recycle;
 pub mod report;

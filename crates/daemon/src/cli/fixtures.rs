@@ -53,17 +53,20 @@ pub fn run(args: FixturesArgs) -> Result<()> {
         .kinds
         .clone()
         .unwrap_or_else(|| ProofKind::ALL.to_vec());
-    let (what, make): (_, fn(_, _, _, _) -> _) = if args.virtual_sector {
-        ("making a virtual", filprove_filecoin::virtual_sector::make)
+    let (what, make): (_, fn(_, _, _, _, _) -> _) = if args.virtual_sector {
+        (
+            "making a virtual",
+            filprove_filecoin::virtual_sector::make_reporting,
+        )
     } else {
-        ("sealing a", filprove_filecoin::fixtures::make)
+        ("sealing a", filprove_filecoin::fixtures::make_reporting)
     };
     let stage = Stage::start(format!(
         "{what} {} sector and writing inputs to {}",
         args.sector_size,
         args.out.display()
     ));
-    let set = make(&args.out, size, &kinds, args.seed)?;
+    let set = make(&args.out, size, &kinds, args.seed, &stage)?;
     stage.done("");
     for (kind, path) in &set.requests {
         println!("{kind:<13} {}", path.display());

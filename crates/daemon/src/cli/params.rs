@@ -382,7 +382,8 @@ fn generate(dir: &Path, args: &GenerateArgs) -> Result<()> {
                 "generating parameters for {name} (points on {})",
                 fb.name()
             ));
-            (stage, spec.generate_params_using(dir, &mut rng, fb)?)
+            let out = spec.generate_params_reporting(dir, &mut rng, fb, &stage)?;
+            (stage, out)
         };
         stage.done(&format!(
             "{} (generation {:.1} s)",

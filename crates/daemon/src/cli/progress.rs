@@ -7,14 +7,9 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressFinish, ProgressStyle};
 
-/// What a bar counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Unit {
-    /// Bytes (shown in KiB, MiB, GiB; rate per second).
-    Bytes,
-    /// Things of the given name ("proofs").
-    Items(&'static str),
-}
+/// What a bar counts: bytes (shown in KiB, MiB, GiB; rate per second) or things of a name
+/// ("proofs"). The libraries' unit, so that their reports draw as they are.
+pub use filprove_groth16::progress::ProgressUnit as Unit;
 
 /// Whether progress is drawn: stderr is a terminal.
 pub fn on_terminal() -> bool {
@@ -62,18 +57,33 @@ fn bar_to(
 ) -> ProgressBar {
     let bar =
         ProgressBar::with_draw_target(Some(len), target).with_finish(ProgressFinish::AndClear);
-    match unit {
-        Unit::Bytes => bar.set_style(style(BYTES)),
-        Unit::Items(name) => {
-            bar.set_style(style(ITEMS));
-            bar.set_prefix(name);
-        }
-    }
+    restyle(&bar, Some(len), unit);
     bar.set_message(message.into());
     bar
 }
 
-fn spinner_to(target: ProgressDrawTarget, message: impl Into<String>) -> ProgressBar {
+/// Starts `bar` over: a bar of `len` units from zero, with rate and ETA, or a spinner with
+/// the elapsed time when `len` is `None`.
+pub fn restyle(bar: &ProgressBar, len: Option<u64>, unit: Unit) {
+    bar.reset();
+    match (len, unit) {
+        (None, _) => {
+            bar.unset_length();
+            bar.set_style(style(SPINNER));
+        }
+        (Some(len), Unit::Bytes) => {
+            bar.set_length(len);
+            bar.set_style(style(BYTES));
+        }
+        (Some(len), Unit::Items(name)) => {
+            bar.set_length(len);
+            bar.set_style(style(ITEMS));
+            bar.set_prefix(name);
+        }
+    }
+}
+
+pub(crate) fn spinner_to(target: ProgressDrawTarget, message: impl Into<String>) -> ProgressBar {
     let spinner = ProgressBar::with_draw_target(None, target).with_finish(ProgressFinish::AndClear);
     spinner.set_style(style(SPINNER));
     spinner.set_message(message.into());

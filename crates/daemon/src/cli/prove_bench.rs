@@ -144,7 +144,7 @@ pub fn run(args: ProveBenchArgs) -> Result<()> {
             let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(args.params_seed);
             let t = Instant::now();
             let srs = spec
-                .generate_in_memory(&args.params_dir, &mut rng, fb.as_ref())?
+                .generate_in_memory_reporting(&args.params_dir, &mut rng, fb.as_ref(), &stage)?
                 .srs;
             let secs = t.elapsed().as_secs_f64();
             stage.done("");

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::{connect, Connect, PriorityArg, RequestInput};
+use super::{Connect, PriorityArg, RequestInput};
 use crate::cli::progress::{self, Unit};
 use crate::server::convert;
 use crate::server::pb;
@@ -137,7 +137,7 @@ impl BenchReport {
 pub async fn run(a: &BenchArgs) -> anyhow::Result<BenchReport> {
     let request = a.input.load()?;
     let template = convert::to_wire(&request, "", a.priority.wire());
-    let client = connect(&a.connect.addr).await?;
+    let client = a.connect.client().await?;
     let run_id = format!("bench-{:08x}", rand::random::<u32>());
     let limit = Arc::new(tokio::sync::Semaphore::new(a.concurrency.max(1)));
     let start = Instant::now();

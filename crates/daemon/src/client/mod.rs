@@ -10,7 +10,8 @@ use std::time::Duration;
 use anyhow::Context as _;
 use filprove_filecoin::ProofRequest;
 use hyper_util::rt::TokioIo;
-use tonic::transport::{Channel, Endpoint, Uri};
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Uri};
 
 use crate::server::address::GrpcAddress;
 use crate::server::config::DEFAULT_UNIX_SOCKET;
@@ -21,16 +22,113 @@ use crate::server::pb::proving_engine_client::ProvingEngineClient;
 /// Largest message the client sends or accepts.
 const MAX_MESSAGE_BYTES: usize = 256 << 20;
 
-/// A connected client.
-pub type Client = ProvingEngineClient<Channel>;
+/// A connected client (with the bearer token, when one is given, on every call).
+pub type Client = ProvingEngineClient<InterceptedService<Channel, WithToken>>;
 
-/// Where the daemon is.
+/// Where the daemon is, and how to reach it.
 #[derive(clap::Args, Clone, Debug)]
 pub struct Connect {
     /// Daemon address: a unix socket (unix:///path/to.sock or a path) or TCP (host:port or
     /// http://host:port).
     #[arg(long, default_value = DEFAULT_UNIX_SOCKET)]
     pub addr: String,
+    /// A file holding the daemon's bearer token (its server.auth_token_file), sent on
+    /// every call.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// PEM certificate to trust for a daemon that speaks TLS (its server.tls_cert_file, or
+    /// the CA that signed it): the TCP address is then dialled with TLS, its host checked
+    /// against the certificate.
+    #[arg(long, value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
+}
+
+impl Connect {
+    /// `addr`, without a token or TLS.
+    pub fn to(addr: impl Into<String>) -> Self {
+        Self {
+            addr: addr.into(),
+            token_file: None,
+            tls_ca: None,
+        }
+    }
+
+    /// Connects as the options say.
+    pub async fn client(&self) -> anyhow::Result<Client> {
+        let channel = match &self.tls_ca {
+            None => channel(&self.addr).await?,
+            Some(ca) => {
+                let pem = std::fs::read(ca)
+                    .with_context(|| format!("--tls-ca: cannot read {}", ca.display()))?;
+                tls_channel(&self.addr, &pem).await?
+            }
+        };
+        let token = match &self.token_file {
+            None => WithToken::default(),
+            Some(f) => WithToken::read(f)?,
+        };
+        Ok(client_on(channel, token))
+    }
+}
+
+/// Adds `authorization: Bearer <token>` to every call, when it holds a token.
+#[derive(Clone, Default)]
+pub struct WithToken(Option<tonic::metadata::AsciiMetadataValue>);
+
+impl std::fmt::Debug for WithToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WithToken(..)")
+    }
+}
+
+impl WithToken {
+    /// The token of a file (as the daemon reads its server.auth_token_file).
+    pub fn read(path: &Path) -> anyhow::Result<Self> {
+        let token = crate::server::auth::BearerToken::read(path)?;
+        let value = token
+            .header_value()
+            .parse()
+            .context("the token is not a valid header value")?;
+        Ok(Self(Some(value)))
+    }
+}
+
+impl tonic::service::Interceptor for WithToken {
+    fn call(&mut self, mut r: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        if let Some(v) = &self.0 {
+            r.metadata_mut().insert("authorization", v.clone());
+        }
+        Ok(r)
+    }
+}
+
+fn client_on(channel: Channel, token: WithToken) -> Client {
+    ProvingEngineClient::with_interceptor(channel, token)
+        .max_decoding_message_size(MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(MAX_MESSAGE_BYTES)
+}
+
+/// A TLS channel to the TCP address `addr` (host:port or http://host:port), trusting the
+/// PEM certificates `ca_pem` and checking the host against them.
+pub async fn tls_channel(addr: &str, ca_pem: &[u8]) -> anyhow::Result<Channel> {
+    let GrpcAddress::Tcp(host_port) = GrpcAddress::parse(addr).map_err(anyhow::Error::msg)? else {
+        anyhow::bail!("--tls-ca: {addr} is a unix socket, which speaks no TLS");
+    };
+    let host = host_port
+        .rsplit_once(':')
+        .map_or(host_port.as_str(), |(h, _)| h)
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
+    Endpoint::from_shared(format!("https://{host_port}"))?
+        .tls_config(
+            ClientTlsConfig::new()
+                .ca_certificate(Certificate::from_pem(ca_pem))
+                .domain_name(host),
+        )?
+        .connect()
+        .await
+        .with_context(|| format!("cannot connect to {addr} with TLS"))
 }
 
 /// A gRPC channel to `addr`, in any of [`GrpcAddress`]'s forms (what Curio's
@@ -58,11 +156,10 @@ pub async fn channel(addr: &str) -> anyhow::Result<Channel> {
     }
 }
 
-/// Connects to `addr` (see [`channel`]).
+/// Connects to `addr` (see [`channel`]), without a token or TLS ([`Connect::client`] has
+/// both).
 pub async fn connect(addr: &str) -> anyhow::Result<Client> {
-    Ok(ProvingEngineClient::new(channel(addr).await?)
-        .max_decoding_message_size(MAX_MESSAGE_BYTES)
-        .max_encoding_message_size(MAX_MESSAGE_BYTES))
+    Ok(client_on(channel(addr).await?, WithToken::default()))
 }
 
 /// What to prove.
@@ -255,7 +352,7 @@ async fn run(command: ClientCommand) -> anyhow::Result<()> {
                 .clone()
                 .unwrap_or_else(|| format!("cli-{:016x}", rand::random::<u64>()));
             let wire = convert::to_wire(&request, &id, a.priority.wire());
-            let mut c = connect(&a.connect.addr).await?;
+            let mut c = a.connect.client().await?;
             let s = c.submit_proof(wire).await?.into_inner();
             println!("{}", s.job_id);
             eprintln!(
@@ -274,7 +371,7 @@ async fn run(command: ClientCommand) -> anyhow::Result<()> {
             }
         }
         ClientCommand::Await(a) => {
-            let mut c = connect(&a.connect.addr).await?;
+            let mut c = a.connect.client().await?;
             let r = c
                 .await_proof(pb::AwaitProofRequest {
                     job_id: a.job_id,
@@ -285,7 +382,7 @@ async fn run(command: ClientCommand) -> anyhow::Result<()> {
             print_result(&r, a.out.as_deref())?;
         }
         ClientCommand::Status(a) => {
-            let mut c = connect(&a.connect.addr).await?;
+            let mut c = a.connect.client().await?;
             if a.metrics {
                 print!(
                     "{}",
@@ -300,7 +397,7 @@ async fn run(command: ClientCommand) -> anyhow::Result<()> {
             }
         }
         ClientCommand::Cancel(a) => {
-            let mut c = connect(&a.connect.addr).await?;
+            let mut c = a.connect.client().await?;
             let r = c
                 .cancel_proof(pb::CancelProofRequest {
                     job_id: a.job_id.clone(),
@@ -310,7 +407,7 @@ async fn run(command: ClientCommand) -> anyhow::Result<()> {
             println!("cancelled {} (was running: {})", a.job_id, r.was_running);
         }
         ClientCommand::Preload(a) => {
-            let mut c = connect(&a.connect.addr).await?;
+            let mut c = a.connect.client().await?;
             let r = c
                 .preload_srs(pb::PreloadSrsRequest {
                     circuit_id: a.circuit_id.clone(),
@@ -323,7 +420,7 @@ async fn run(command: ClientCommand) -> anyhow::Result<()> {
             );
         }
         ClientCommand::Evict(a) => {
-            let mut c = connect(&a.connect.addr).await?;
+            let mut c = a.connect.client().await?;
             let r = c
                 .evict_srs(pb::EvictSrsRequest {
                     circuit_id: a.circuit_id.clone(),

@@ -49,6 +49,17 @@ pub struct ServerConfig {
     /// `Prove` call, is cancelled when every caller waiting on it went away unanswered
     /// (cancelled RPC, deadline passed); the other kinds' jobs run on for a retry.
     pub cancel_abandoned: Vec<String>,
+    /// Lets `tcp_listen` and `http_listen` be addresses other machines reach (anything but
+    /// loopback); without it such an address is refused.
+    pub allow_remote: bool,
+    /// A file holding a bearer token; when set, gRPC on TCP and the HTTP admin (but
+    /// `/healthz` and `/readyz`) require `authorization: Bearer <token>`. The unix socket
+    /// is guarded by its permissions instead.
+    pub auth_token_file: String,
+    /// PEM certificate chain: with `tls_key_file`, gRPC on TCP and the HTTP admin speak TLS.
+    pub tls_cert_file: String,
+    /// PEM private key of `tls_cert_file`.
+    pub tls_key_file: String,
 }
 
 impl Default for ServerConfig {
@@ -61,6 +72,10 @@ impl Default for ServerConfig {
             max_message_bytes: 256 << 20,
             shutdown_grace_secs: 60,
             cancel_abandoned: vec!["window-post".into(), "winning-post".into()],
+            allow_remote: false,
+            auth_token_file: String::new(),
+            tls_cert_file: String::new(),
+            tls_key_file: String::new(),
         }
     }
 }
@@ -226,6 +241,21 @@ impl Config {
         self.unix_socket()?;
         self.tcp_addr()?;
         self.http_addr()?;
+        if let Some((key, a)) = self.remote_listeners().first() {
+            if !self.server.allow_remote {
+                return Err(format!(
+                    "{key} = {a} accepts connections from other machines; set \
+                     server.allow_remote = true to allow it (and see server.auth_token_file \
+                     and server.tls_cert_file), or listen on 127.0.0.1"
+                ));
+            }
+        }
+        if self.server.tls_cert_file.is_empty() != self.server.tls_key_file.is_empty() {
+            return Err(
+                "server.tls_cert_file and server.tls_key_file go together: set both or neither"
+                    .into(),
+            );
+        }
         if !["cpu", "cuda", "auto"].contains(&self.engine.backend.as_str()) {
             return Err(format!(
                 "engine.backend must be \"cpu\", \"cuda\" or \"auto\", not {:?}",
@@ -254,6 +284,18 @@ impl Config {
             .map_err(|e| format!("srs.budget: {e}"))?;
         self.cuda.options(self.engine.gpu_workers_per_device)?;
         Ok(())
+    }
+
+    /// The listeners other machines can reach (non-loopback TCP and HTTP addresses), by key.
+    pub fn remote_listeners(&self) -> Vec<(&'static str, SocketAddr)> {
+        [
+            ("server.tcp_listen", self.tcp_addr()),
+            ("server.http_listen", self.http_addr()),
+        ]
+        .into_iter()
+        .filter_map(|(k, a)| Some((k, a.ok()??)))
+        .filter(|(_, a)| !a.ip().is_loopback())
+        .collect()
     }
 
     /// The socket's permission bits.
@@ -390,6 +432,24 @@ mod tests {
             .set_listeners(&["/a.sock".into(), "/b.sock".into()])
             .is_err());
         assert!(c.set_listeners(&["https://x:1".into()]).is_err());
+    }
+
+    #[test]
+    fn remote_addresses_need_allow_remote() {
+        for text in [
+            "[server]\ntcp_listen = \"0.0.0.0:9820\"\n",
+            "[server]\nhttp_listen = \"[::]:9821\"\n",
+            "[server]\ntcp_listen = \"192.0.2.1:9820\"\n",
+        ] {
+            let e = Config::from_toml(text).unwrap_err();
+            assert!(e.contains("server.allow_remote = true"), "{e}");
+            let c = Config::from_toml(&format!("{text}allow_remote = true\n")).unwrap();
+            assert_eq!(c.remote_listeners().len(), 1, "{text}");
+        }
+        let c = Config::from_toml("[server]\ntcp_listen = \"localhost:9820\"\n").unwrap();
+        assert!(c.remote_listeners().is_empty());
+        let e = Config::from_toml("[server]\ntls_cert_file = \"/c.pem\"\n").unwrap_err();
+        assert!(e.contains("tls_key_file"), "{e}");
     }
 
     #[test]

@@ -222,7 +222,12 @@ partition_workers = 7
         assert_eq!(c.engine.gpu_workers_per_device, 1);
         assert_eq!(c.engine.partition_workers, 7);
 
-        let tcp = Config::from_toml("[daemon]\nlisten = \"0.0.0.0:9820\"\n").unwrap();
+        let e = Config::from_toml("[daemon]\nlisten = \"0.0.0.0:9820\"\n").unwrap_err();
+        assert!(e.contains("server.allow_remote"), "{e}");
+        let tcp = Config::from_toml(
+            "[daemon]\nlisten = \"0.0.0.0:9820\"\n[server]\nallow_remote = true\n",
+        )
+        .unwrap();
         assert_eq!(
             tcp.tcp_addr().unwrap(),
             Some("0.0.0.0:9820".parse().unwrap())

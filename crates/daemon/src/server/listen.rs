@@ -12,11 +12,14 @@ use filprove_engine::Engine;
 use tokio::net::{TcpListener, UnixListener};
 use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
 use tokio_stream::StreamExt as _;
+use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Server;
 
+use super::auth::{BearerToken, GrpcAuth};
 use super::config::Config;
 use super::grpc::ProvingService;
 use super::pb::proving_engine_server::ProvingEngineServer;
+use super::tls::TlsFiles;
 
 /// The daemon's bound sockets, and the service settings of the configuration.
 pub struct Listeners {
@@ -26,6 +29,8 @@ pub struct Listeners {
     max_message_bytes: usize,
     cancel_abandoned: Vec<filprove_filecoin::ProofKind>,
     configured_backend: String,
+    token: Option<BearerToken>,
+    tls: Option<TlsFiles>,
 }
 
 /// What is at a unix socket path.
@@ -71,6 +76,26 @@ fn clear_stale_socket(path: &Path) -> anyhow::Result<()> {
 impl Listeners {
     /// Binds everything the configuration asks for.
     pub async fn bind(c: &Config) -> anyhow::Result<Self> {
+        // The files first: a bad token or certificate fails before anything is bound.
+        let token = match c.server.auth_token_file.as_str() {
+            "" => None,
+            p => Some(BearerToken::read(Path::new(p))?),
+        };
+        let tls = match c.server.tls_cert_file.as_str() {
+            "" => None,
+            p => Some(TlsFiles::read(
+                Path::new(p),
+                Path::new(&c.server.tls_key_file),
+            )?),
+        };
+        for (key, addr) in c.remote_listeners() {
+            tracing::warn!(
+                %addr,
+                bearer_token = token.is_some(),
+                tls = tls.is_some(),
+                "{key} accepts connections from other machines (server.allow_remote = true)"
+            );
+        }
         let unix = match c.unix_socket().map_err(anyhow::Error::msg)? {
             Some(path) => {
                 if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -93,7 +118,7 @@ impl Listeners {
                 let l = TcpListener::bind(a)
                     .await
                     .with_context(|| format!("cannot bind {a}"))?;
-                tracing::info!(addr = %l.local_addr()?, "gRPC on TCP");
+                tracing::info!(addr = %l.local_addr()?, tls = tls.is_some(), bearer_token = token.is_some(), "gRPC on TCP");
                 Some(l)
             }
             None => None,
@@ -103,7 +128,7 @@ impl Listeners {
                 let l = TcpListener::bind(a)
                     .await
                     .with_context(|| format!("cannot bind {a}"))?;
-                tracing::info!(addr = %l.local_addr()?, "HTTP admin (/metrics, /status, /healthz, /readyz)");
+                tracing::info!(addr = %l.local_addr()?, tls = tls.is_some(), bearer_token = token.is_some(), "HTTP admin (/metrics, /status, /healthz, /readyz)");
                 Some(l)
             }
             None => None,
@@ -115,6 +140,8 @@ impl Listeners {
             max_message_bytes: c.server.max_message_bytes,
             cancel_abandoned: c.cancel_abandoned().map_err(anyhow::Error::msg)?,
             configured_backend: c.engine.backend.clone(),
+            token,
+            tls,
         })
     }
 
@@ -209,20 +236,21 @@ pub async fn serve(
         .await;
     let reflection = reflection_services()?;
     // The same services on every listener; the length prefix is checked against the limit
-    // before any decoding.
-    let router = || {
-        Server::builder()
+    // before any decoding. `auth` checks the bearer token (TCP only); health stays open.
+    let router = |builder: Server, auth: GrpcAuth| {
+        builder
             .layer(tower::util::MapResponseLayer::new(
                 oversize_to_resource_exhausted,
             ))
-            .add_service(
+            .add_service(InterceptedService::new(
                 ProvingEngineServer::new(service.clone())
                     .max_decoding_message_size(max)
                     .max_encoding_message_size(max),
-            )
+                auth.clone(),
+            ))
             .add_service(health_service.clone())
-            .add_service(reflection.0.clone())
-            .add_service(reflection.1.clone())
+            .add_service(InterceptedService::new(reflection.0.clone(), auth.clone()))
+            .add_service(InterceptedService::new(reflection.1.clone(), auth))
     };
     let mut tasks = tokio::task::JoinSet::new();
     let mut socket_path = None;
@@ -230,21 +258,41 @@ pub async fn serve(
         socket_path = Some(path);
         // Each connection through the authority relay (grpcio & co. send the socket path).
         let incoming = UnixListenerStream::new(l).map(|c| c.map(super::authority::relay));
-        let s = router().serve_with_incoming_shutdown(incoming, stopped(stop_rx.clone()));
+        let s = router(Server::builder(), GrpcAuth::default())
+            .serve_with_incoming_shutdown(incoming, stopped(stop_rx.clone()));
         tasks.spawn(async move { s.await.context("gRPC (unix socket)") });
     }
     if let Some(l) = listeners.tcp {
         let incoming = TcpListenerStream::new(l);
-        let s = router().serve_with_incoming_shutdown(incoming, stopped(stop_rx.clone()));
+        let builder = match &listeners.tls {
+            Some(tls) => Server::builder()
+                .tls_config(tls.grpc())
+                .context("gRPC TLS")?,
+            None => Server::builder(),
+        };
+        let s = router(builder, GrpcAuth::new(listeners.token.clone()))
+            .serve_with_incoming_shutdown(incoming, stopped(stop_rx.clone()));
         tasks.spawn(async move { s.await.context("gRPC (TCP)") });
     }
     if let Some(l) = listeners.http {
-        let s = axum::serve(
-            l,
-            super::http::router(engine.clone(), listeners.configured_backend),
-        )
-        .with_graceful_shutdown(stopped(stop_rx.clone()));
-        tasks.spawn(async move { s.await.context("HTTP admin") });
+        let mut app = super::http::router(engine.clone(), listeners.configured_backend);
+        if let Some(token) = listeners.token {
+            app = app.layer(axum::middleware::from_fn_with_state(
+                Arc::new(token),
+                super::auth::http_auth,
+            ));
+        }
+        let stop = stopped(stop_rx.clone());
+        match &listeners.tls {
+            Some(tls) => {
+                let s = axum::serve(tls.http_listener(l)?, app).with_graceful_shutdown(stop);
+                tasks.spawn(async move { s.await.context("HTTP admin (TLS)") });
+            }
+            None => {
+                let s = axum::serve(l, app).with_graceful_shutdown(stop);
+                tasks.spawn(async move { s.await.context("HTTP admin") });
+            }
+        }
     }
     tracing::info!("filprove daemon ready");
 

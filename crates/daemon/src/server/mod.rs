@@ -4,6 +4,7 @@
 //! Entry points for the binary: [`DaemonArgs`] (clap) and [`run_daemon`].
 
 pub mod address;
+pub mod auth;
 mod authority;
 pub mod backends;
 pub mod callers;
@@ -14,6 +15,7 @@ pub mod cuzk_config;
 pub mod grpc;
 pub mod http;
 mod listen;
+pub mod tls;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -59,6 +61,10 @@ pub struct DaemonArgs {
     /// Backend: cpu, cuda or auto (overrides engine.backend).
     #[arg(long)]
     pub backend: Option<String>,
+    /// Let the TCP and HTTP listeners be addresses other machines reach (sets
+    /// server.allow_remote; see server.auth_token_file and server.tls_cert_file).
+    #[arg(long)]
+    pub allow_remote: bool,
     /// Print the effective configuration and exit.
     #[arg(long)]
     pub check_config: bool,
@@ -86,6 +92,7 @@ impl DaemonArgs {
         if let Some(b) = &self.backend {
             c.engine.backend = b.clone();
         }
+        c.server.allow_remote |= self.allow_remote;
         c.validate().map_err(anyhow::Error::msg)?;
         Ok(c)
     }

@@ -85,12 +85,17 @@ pub fn test_config(dir: &Path) -> Config {
 impl TestDaemon {
     /// Starts a daemon; `tweak` edits the test configuration first.
     pub fn start(tweak: impl FnOnce(&mut Config)) -> Self {
-        env();
-        ensure_params("wpost-2k");
-        ensure_params("winning-2k");
         let dir = tempfile::tempdir().unwrap();
         let mut config = test_config(dir.path());
         tweak(&mut config);
+        Self::start_with(dir, config)
+    }
+
+    /// Starts a daemon with `config` as it is (its listeners in `dir`, which it keeps).
+    pub fn start_with(dir: tempfile::TempDir, config: Config) -> Self {
+        env();
+        ensure_params("wpost-2k");
+        ensure_params("winning-2k");
         config.validate().unwrap();
         let engine = server::start_engine(&config).unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -165,16 +170,28 @@ pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
 
 /// `GET path`: status code, header lines (lower-cased names), body.
 pub fn http_get_with_headers(addr: SocketAddr, path: &str) -> (u16, Vec<String>, String) {
-    use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut buf = String::new();
-    s.read_to_string(&mut buf).unwrap();
+    http_exchange(&mut s, path, &[])
+}
+
+/// `GET path` with `extra` request header lines over an open connection `s`: status code,
+/// header lines (lower-cased names), body.
+pub fn http_exchange(
+    s: &mut (impl std::io::Read + std::io::Write),
+    path: &str,
+    extra: &[&str],
+) -> (u16, Vec<String>, String) {
+    let mut request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n");
+    for h in extra {
+        request.push_str(&format!("{h}\r\n"));
+    }
+    request.push_str("\r\n");
+    s.write_all(request.as_bytes()).unwrap();
+    let mut bytes = Vec::new();
+    // A TLS peer may close without close_notify after the response; what came is kept.
+    let _ = s.read_to_end(&mut bytes);
+    let buf = String::from_utf8_lossy(&bytes).into_owned();
     let code = buf.split_whitespace().nth(1).unwrap().parse().unwrap();
     let (head, body) = buf.split_once("\r\n\r\n").unwrap_or((&buf, ""));
     let headers = head

@@ -16,6 +16,7 @@ mod update;
 
 use std::path::Path;
 
+use filprove_groth16::progress::{NoProgress, Progress, ProgressUnit};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use sha2::{Digest, Sha256};
@@ -95,9 +96,25 @@ pub fn make(
     kinds: &[ProofKind],
     seed: u64,
 ) -> Result<FixtureSet, FilecoinError> {
+    make_reporting(out_dir, sector_size, kinds, seed, &NoProgress)
+}
+
+/// [`make`], counting each request written in `progress`.
+pub fn make_reporting(
+    out_dir: &Path,
+    sector_size: u64,
+    kinds: &[ProofKind],
+    seed: u64,
+    progress: &dyn Progress,
+) -> Result<FixtureSet, FilecoinError> {
     let sector = VirtualSector::new(sector_size, seed);
     sector.seal_proof()?;
     let mut set = FixtureSet::create(out_dir, sector_size)?;
+    progress.phase(
+        "writing inputs",
+        Some(kinds.len() as u64),
+        ProgressUnit::Items("kinds"),
+    );
     for &kind in kinds {
         match kind {
             ProofKind::PoRep => {
@@ -110,6 +127,7 @@ pub fn make(
             }
             ProofKind::SnapDeals => set.put(kind, &update::request(&sector)?)?,
         }
+        progress.advance(1);
     }
     Ok(set)
 }

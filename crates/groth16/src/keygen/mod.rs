@@ -35,6 +35,7 @@ use rand_core::RngCore;
 use rayon::prelude::*;
 
 use crate::error::ParamsError;
+use crate::progress::{NoProgress, Progress, ProgressUnit};
 use crate::{Fr, G1Projective, G2Projective, Srs, VerifyingKey};
 
 pub use fixed_base::{CpuFixedBase, FixedBaseMul};
@@ -120,6 +121,18 @@ pub fn generate_from_captured(
     toxic: &ToxicWaste,
     fb: &dyn FixedBaseMul,
 ) -> Result<Srs, ParamsError> {
+    generate_from_captured_reporting(r1cs, capture, toxic, fb, &NoProgress)
+}
+
+/// [`generate_from_captured`], telling `progress` its phases: the QAP evaluation (not
+/// counted), then every parameter point made (counted).
+pub fn generate_from_captured_reporting(
+    r1cs: R1csAssembly,
+    capture: std::time::Duration,
+    toxic: &ToxicWaste,
+    fb: &dyn FixedBaseMul,
+    progress: &dyn Progress,
+) -> Result<Srs, ParamsError> {
     log::info!(
         "keygen: R1CS capture: {} constraints, {} inputs, {} aux, nnz A/B/C {:?} (not one: {:?}; {} MiB used, {} MiB held) in {:.2?}",
         r1cs.num_constraints(),
@@ -131,9 +144,14 @@ pub fn generate_from_captured(
         r1cs.heap_bytes() >> 20,
         capture
     );
+    progress.phase(
+        "evaluating the QAP at tau",
+        None,
+        ProgressUnit::Items("points"),
+    );
     let scalars = QapScalars::evaluate(&r1cs, toxic)?;
     drop(r1cs);
-    scalars.into_srs(toxic, fb)
+    scalars.into_srs(toxic, fb, progress)
 }
 
 /// Generates parameters for an already captured R1CS, on the CPU (see
@@ -148,7 +166,7 @@ pub fn generate_from_r1cs_using(
     toxic: &ToxicWaste,
     fb: &dyn FixedBaseMul,
 ) -> Result<Srs, ParamsError> {
-    QapScalars::evaluate(r1cs, toxic)?.into_srs(toxic, fb)
+    QapScalars::evaluate(r1cs, toxic)?.into_srs(toxic, fb, &NoProgress)
 }
 
 /// (beta A + alpha B + C) * inv for each variable.
@@ -230,7 +248,12 @@ impl QapScalars {
     }
 
     /// Every point, through `fb`, and the verifying key.
-    fn into_srs(self, toxic: &ToxicWaste, fb: &dyn FixedBaseMul) -> Result<Srs, ParamsError> {
+    fn into_srs(
+        self,
+        toxic: &ToxicWaste,
+        fb: &dyn FixedBaseMul,
+        progress: &dyn Progress,
+    ) -> Result<Srs, ParamsError> {
         let m = 1usize << self.exp;
         let g1_count = (m - 1) + self.l.len() + self.ic.len() + self.a.len() + self.b.len();
         let (t, g2_count) = (Instant::now(), self.b.len());
@@ -240,20 +263,38 @@ impl QapScalars {
                 fb.name(),
                 t.elapsed()
             );
-            self.points(toxic, fb)
+            progress.phase(
+                "parameter points",
+                Some((g1_count + g2_count) as u64),
+                ProgressUnit::Items("points"),
+            );
+            self.points(toxic, fb, progress)
         });
         fb.release();
         result
     }
 
-    fn points(self, toxic: &ToxicWaste, fb: &dyn FixedBaseMul) -> Result<Srs, ParamsError> {
+    fn points(
+        self,
+        toxic: &ToxicWaste,
+        fb: &dyn FixedBaseMul,
+        progress: &dyn Progress,
+    ) -> Result<Srs, ParamsError> {
+        /// The points of `scalars` through `f`, a piece at a time so that `progress` moves
+        /// (a 32 GiB PoRep's h alone is 2^27 points).
         fn timed<T>(
             what: &str,
-            n: usize,
-            f: impl FnOnce() -> Result<Vec<T>, ParamsError>,
+            scalars: &[Fr],
+            progress: &dyn Progress,
+            f: impl Fn(&[Fr]) -> Result<Vec<T>, ParamsError>,
         ) -> Result<Vec<T>, ParamsError> {
-            let t = Instant::now();
-            let v = f()?;
+            const PIECE: usize = 1 << 22;
+            let (t, n) = (Instant::now(), scalars.len());
+            let mut v = Vec::with_capacity(n);
+            for piece in scalars.chunks(PIECE) {
+                v.extend(f(piece)?);
+                progress.advance(piece.len() as u64);
+            }
             if v.len() != n {
                 return Err(ParamsError::Generate(format!(
                     "fixed-base multiplication returned {} points for {what}, expected {n}",
@@ -280,13 +321,14 @@ impl QapScalars {
         let mut h_scalars = vec![Fr::ZERO; m - 1];
         let t_tau = toxic.tau.pow_vartime([m as u64]) - Fr::ONE;
         domain::geometric(&mut h_scalars, t_tau * delta_inv, toxic.tau);
-        let h = timed("h (G1)", m - 1, || fb.g1(&h_scalars))?;
+        let g1 = |s: &[Fr]| fb.g1(s);
+        let h = timed("h (G1)", &h_scalars, progress, g1)?;
         drop(h_scalars);
-        let l = timed("l (G1)", l.len(), || fb.g1(&l))?;
-        let ic = timed("ic (G1)", ic.len(), || fb.g1(&ic))?;
-        let a = timed("a (G1)", a.len(), || fb.g1(&a))?;
-        let b_g1 = timed("b_g1 (G1)", b.len(), || fb.g1(&b))?;
-        let b_g2 = timed("b_g2 (G2)", b.len(), || fb.g2(&b))?;
+        let l = timed("l (G1)", &l, progress, g1)?;
+        let ic = timed("ic (G1)", &ic, progress, g1)?;
+        let a = timed("a (G1)", &a, progress, g1)?;
+        let b_g1 = timed("b_g1 (G1)", &b, progress, g1)?;
+        let b_g2 = timed("b_g2 (G2)", &b, progress, |s| fb.g2(s))?;
         drop(b);
 
         let (g1, g2) = (G1Projective::generator(), G2Projective::generator());
