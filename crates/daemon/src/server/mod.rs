@@ -12,7 +12,9 @@ pub mod convert;
 pub mod cuzk_config;
 pub mod grpc;
 pub mod http;
+pub mod intake;
 mod listen;
+pub mod wire_status;
 
 use std::path::PathBuf;
 use std::sync::Arc;
