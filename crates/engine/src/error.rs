@@ -106,11 +106,13 @@ impl EngineError {
         }
     }
 
-    /// Builds [`EngineError::Input`] from any error with a code.
+    /// Builds [`EngineError::Input`] from any error with a code; the message is clipped
+    /// ([`filprove_filecoin::excerpt::clip`]): it goes to logs and the API, and may quote
+    /// the input.
     pub fn input(code: impl Into<String>, message: impl ToString) -> Self {
         Self::Input {
             code: code.into(),
-            message: message.to_string(),
+            message: filprove_filecoin::excerpt::clip(&message.to_string()),
         }
     }
 

@@ -85,7 +85,7 @@ impl ProofJob for FilecoinJob {
             .map_err(|e| EngineError::Synthesis {
                 partition: k,
                 code: fil_code(&e),
-                message: e.to_string(),
+                message: e.message(),
             })
     }
 
@@ -94,7 +94,7 @@ impl ProofJob for FilecoinJob {
             .assemble(proofs)
             .map_err(|e| EngineError::Assemble {
                 code: fil_code(&e),
-                message: e.to_string(),
+                message: e.message(),
             })
     }
 
@@ -103,7 +103,7 @@ impl ProofJob for FilecoinJob {
             .verify(proof)
             .map_err(|e| EngineError::Assemble {
                 code: fil_code(&e),
-                message: e.to_string(),
+                message: e.message(),
             })
     }
 }

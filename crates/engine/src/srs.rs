@@ -6,6 +6,11 @@
 //! - **hot**: resident and in use by a partition, or pinned by a preload;
 //! - **warm**: resident and idle (the first to go under pressure);
 //! - **cold**: known (loaded before) but not in memory.
+//!
+//! A set is never loaded twice at once: an explicit eviction of a set in use takes effect
+//! when its last user finishes (a new user meanwhile shares it), and a set whose proof
+//! failed verification ([`SrsManager::invalidate`]) is re-read from its file only once the
+//! users of the suspect copy have finished.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -72,6 +77,20 @@ struct Entry {
     refs: u32,
     pinned: bool,
     last_used: Instant,
+    /// Evicted while in use: dropped when the last user finishes.
+    evict_when_idle: bool,
+    /// Suspect (a proof made with it failed verification): given to no new user; re-read
+    /// from the file once the current users finish.
+    stale: bool,
+}
+
+impl Entry {
+    /// Drops the resident copy (its users keep theirs until they finish).
+    fn make_cold(&mut self) {
+        self.residency = Residency::Cold;
+        self.evict_when_idle = false;
+        self.stale = false;
+    }
 }
 
 /// The residency manager. Share it as `Arc<SrsManager>`.
@@ -102,8 +121,14 @@ impl Drop for SrsLease {
         if let Some(e) = entries.get_mut(&self.circuit_id) {
             e.refs = e.refs.saturating_sub(1);
             e.last_used = Instant::now();
+            if e.refs == 0 && (e.evict_when_idle || e.stale) {
+                tracing::info!(circuit_id = %self.circuit_id, stale = e.stale, "parameters dropped: their last user finished");
+                e.make_cold();
+            }
         }
         self.manager.enforce_budget(&mut entries, None);
+        // A caller may be waiting for a suspect set's users to finish.
+        self.manager.changed.notify_all();
     }
 }
 
@@ -180,7 +205,20 @@ impl SrsManager {
                     refs: 0,
                     pinned: false,
                     last_used: Instant::now(),
+                    evict_when_idle: false,
+                    stale: false,
                 });
+            if entry.stale && matches!(entry.residency, Residency::Resident(_)) {
+                if entry.refs > 0 {
+                    // Not the suspect copy, and not a second copy beside it: wait.
+                    entries = self
+                        .changed
+                        .wait(entries)
+                        .unwrap_or_else(|p| p.into_inner());
+                    continue;
+                }
+                entry.make_cold();
+            }
             match &entry.residency {
                 Residency::Resident(srs) => {
                     let srs = srs.clone();
@@ -269,6 +307,30 @@ impl SrsManager {
         }
     }
 
+    /// Marks `circuit_id`'s resident parameters as suspect: a proof made with them failed
+    /// verification, and a corrupt read (or a file replaced since) is one cause the
+    /// retry must not inherit. No new user gets this copy; once its current users finish it
+    /// is dropped and the next user re-reads the file. Returns whether a copy was resident.
+    pub fn invalidate(&self, circuit_id: &str) -> bool {
+        let mut entries = self.lock();
+        match entries.get_mut(circuit_id) {
+            Some(e) if matches!(e.residency, Residency::Resident(_)) => {
+                tracing::warn!(
+                    circuit_id,
+                    in_use = e.refs,
+                    "parameters invalidated: they will be re-read"
+                );
+                if e.refs == 0 {
+                    e.make_cold();
+                } else {
+                    e.stale = true;
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Loads `circuit_id` and pins it (hot until evicted explicitly).
     pub fn preload(&self, circuit_id: &str) -> Result<PreloadOutcome, EngineError> {
         let start = Instant::now();
@@ -279,6 +341,7 @@ impl SrsManager {
         self.get_or_load(circuit_id, false)?;
         if let Some(e) = self.lock().get_mut(circuit_id) {
             e.pinned = true;
+            e.evict_when_idle = false;
         }
         Ok(PreloadOutcome {
             already_loaded,
@@ -304,13 +367,18 @@ impl SrsManager {
             });
     }
 
-    /// Drops `circuit_id` from memory and unpins it. Partitions proving with it keep their
-    /// reference until they finish; the memory goes when the last does.
+    /// Drops `circuit_id` from memory and unpins it. A set in use stays until its last user
+    /// finishes (a new user meanwhile shares it rather than loading a second copy); the
+    /// memory goes then.
     pub fn evict(&self, circuit_id: &str) -> EvictOutcome {
         let mut entries = self.lock();
         match entries.get_mut(circuit_id) {
             Some(e) if matches!(e.residency, Residency::Resident(_)) => {
-                e.residency = Residency::Cold;
+                if e.refs == 0 {
+                    e.make_cold();
+                } else {
+                    e.evict_when_idle = true;
+                }
                 e.pinned = false;
                 tracing::info!(
                     circuit_id,

@@ -13,10 +13,14 @@ use crate::sched::ProveTask;
 use crate::tracker::JobEntry;
 use crate::EngineError;
 
+/// A panic's message, clipped (a panic may print the values it compared).
 fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
     p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
+        .map(|s| filprove_filecoin::excerpt::clip(s))
+        .or_else(|| {
+            p.downcast_ref::<String>()
+                .map(|s| filprove_filecoin::excerpt::clip(s))
+        })
         .unwrap_or_else(|| "unknown panic".into())
 }
 
@@ -359,6 +363,9 @@ fn finalize(shared: &Shared, job: &Arc<JobEntry>, proofs: &[Proof]) {
         Ok((bytes, true)) => shared.complete(job, JobOutcome::Completed(bytes), dt),
         Ok((_, false)) => {
             tracing::warn!(job = %job.id, kind = job.kind, "proof failed verification");
+            // The parameters may be what is wrong (a corrupt read, a file replaced since):
+            // the retry, and every later job, gets them re-read from the file.
+            shared.srs.invalidate(&job.circuit_id);
             retry_or_fail(shared, job, EngineError::Verification { attempts: 2 });
         }
         Err(e) => shared.complete(job, JobOutcome::Failed(e), dt),

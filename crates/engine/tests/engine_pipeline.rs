@@ -209,7 +209,13 @@ fn a_re_run_job_is_not_forgotten_with_the_job_it_replaced() {
 
 #[test]
 fn a_proof_failing_verification_is_retried_once() {
-    let e = engine(2);
+    let loads = Arc::new(AtomicUsize::new(0));
+    let e = Engine::start(
+        config(2, true),
+        cpu(),
+        loader(loads.clone(), Duration::ZERO),
+    )
+    .unwrap();
     let probe = Arc::new(Probe::default());
     let job = ChainJob::new("flaky", 2, &probe);
     job.bad_verifications.store(1, Ordering::SeqCst);
@@ -226,6 +232,8 @@ fn a_proof_failing_verification_is_retried_once() {
         4,
         "both partitions proved again"
     );
+    // The parameters the failed proof was made with were dropped and read again.
+    assert_eq!(loads.load(Ordering::SeqCst), 2);
 
     let job = ChainJob::new("bad", 1, &probe);
     job.bad_verifications.store(2, Ordering::SeqCst);

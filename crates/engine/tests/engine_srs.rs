@@ -96,3 +96,59 @@ fn a_set_in_use_is_not_evicted_for_budget_and_unknown_ids_fail() {
     let err = m.acquire("nonsense").err().unwrap();
     assert_eq!(err.code(), "unknown_circuit");
 }
+
+/// An explicit eviction of a set in use takes effect when its last user finishes: a new
+/// user meanwhile shares the resident copy instead of loading a second one.
+#[test]
+fn evicting_a_set_in_use_never_loads_a_second_copy() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let m = SrsManager::new(loader(calls.clone(), Duration::ZERO), 1 << 30);
+    let one = srs_size_bytes(&srs(8));
+    let (first, _) = m.acquire("chain-8").unwrap();
+    let ev = m.evict("chain-8");
+    assert!(ev.was_loaded && ev.freed_bytes == one);
+    let (second, _) = m.acquire("chain-8").unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "a second copy was loaded");
+    assert_eq!(m.resident_bytes(), one);
+    assert_eq!(tier(&m, "chain-8"), Some((SrsTier::Hot, 2)));
+    drop(first);
+    assert_eq!(tier(&m, "chain-8"), Some((SrsTier::Hot, 1)));
+    drop(second);
+    // The eviction took effect with the last user.
+    assert_eq!(tier(&m, "chain-8").unwrap().0, SrsTier::Cold);
+    assert_eq!(m.resident_bytes(), 0);
+    drop(m.acquire("chain-8").unwrap());
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+}
+
+/// A set whose proof failed verification is re-read from its file for the retry, and only
+/// once the users of the suspect copy are done (never two copies at once).
+#[test]
+fn a_set_that_failed_verification_is_reread_after_its_users_finish() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let m = SrsManager::new(loader(calls.clone(), Duration::ZERO), 1 << 30);
+    let (suspect, _) = m.acquire("chain-8").unwrap();
+    assert!(m.invalidate("chain-8"));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let waiter = {
+        let m = m.clone();
+        std::thread::spawn(move || {
+            let (lease, _) = m.acquire("chain-8").unwrap();
+            tx.send(()).unwrap();
+            drop(lease);
+        })
+    };
+    // The new user does not get the suspect copy, nor a second one beside it.
+    assert!(rx.recv_timeout(Duration::from_millis(300)).is_err());
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    drop(suspect);
+    rx.recv_timeout(Duration::from_secs(10))
+        .expect("the waiting user got the re-read set");
+    waiter.join().unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 2, "the file was read again");
+    assert_eq!(m.resident_bytes(), srs_size_bytes(&srs(8)));
+    // An idle suspect set is dropped at once; an unknown one was not resident.
+    assert!(m.invalidate("chain-8"));
+    assert_eq!(m.resident_bytes(), 0);
+    assert!(!m.invalidate("chain-9"));
+}

@@ -37,9 +37,10 @@ pub(crate) fn check_size(
 }
 
 pub(crate) fn json_err(what: &'static str, e: serde_json::Error) -> FilecoinError {
+    // serde_json quotes the offending value (a whole string field), so clip it.
     FilecoinError::BadJson {
         what,
-        message: e.to_string(),
+        message: crate::excerpt::clip(&e.to_string()),
     }
 }
 
@@ -57,7 +58,7 @@ pub(crate) fn decode_base64(what: &str, s: &str, limit: usize) -> Result<Vec<u8>
         .decode(s.trim())
         .map_err(|e| FilecoinError::BadBase64 {
             what: what.to_string(),
-            message: e.to_string(),
+            message: crate::excerpt::clip(&e.to_string()),
         })
 }
 

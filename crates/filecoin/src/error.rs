@@ -169,7 +169,14 @@ impl FilecoinError {
 
     /// Wraps an error from filecoin-proofs (anyhow), keeping its whole context chain.
     pub(crate) fn fp(e: impl std::fmt::Display) -> Self {
-        Self::FilecoinProofs(format!("{e:#}"))
+        Self::FilecoinProofs(crate::excerpt::clip(&format!("{e:#}")))
+    }
+
+    /// The error's text made safe for a log line or an API message
+    /// ([`crate::excerpt::clip`]): whatever an underlying library quoted of the input is
+    /// cut to a short escaped excerpt.
+    pub fn message(&self) -> String {
+        crate::excerpt::clip(&self.to_string())
     }
 
     pub(crate) fn io(what: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {

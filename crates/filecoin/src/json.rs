@@ -80,7 +80,8 @@ fn registered<T: for<'de> Deserialize<'de>>(
         .ok_or_else(|| missing("registered_proof", kind))?;
     serde_json::from_value(serde_json::Value::String(name.to_string())).map_err(|_| {
         FilecoinError::RegisteredProofMismatch(format!(
-            "{name:?} is not a registered proof of kind {kind}"
+            "{} is not a registered proof of kind {kind}",
+            crate::excerpt::quote_str(name)
         ))
     })
 }
@@ -156,7 +157,8 @@ impl ProofRequest {
                     let want = format!("{:?}", c1.registered_proof);
                     if *name != want {
                         return Err(FilecoinError::RegisteredProofMismatch(format!(
-                            "registered_proof {name:?} but the C1 output is {want}"
+                            "registered_proof {} but the C1 output is {want}",
+                            crate::excerpt::quote_str(name)
                         )));
                     }
                 }

@@ -68,7 +68,8 @@ impl FromStr for ProofKind {
             "window-post" | "windowpost" | "wpost" => Ok(Self::WindowPoSt),
             "winning-post" | "winningpost" | "winning" => Ok(Self::WinningPoSt),
             _ => Err(FilecoinError::InvalidRequest(format!(
-                "unknown proof kind {s:?} (expected porep, snap, window-post or winning-post)"
+                "unknown proof kind {} (expected porep, snap, window-post or winning-post)",
+                crate::excerpt::quote_str(s)
             ))),
         }
     }

@@ -6,6 +6,9 @@
 //! - [`request`]: [`ProofRequest`], validated inputs; per-partition synthesis into a
 //!   [`filprove_groth16::ProvingAssignment`] plus the verifier's public inputs; assembly and
 //!   verification with filecoin-proofs' own verifiers;
+//! - [`bounds`]: every number and size of a request checked against its registered proof
+//!   before anything is allocated from it; [`excerpt`]: the short, escaped excerpts of
+//!   inputs that error messages quote;
 //! - [`c1`] and [`json`]: input formats (C1 JSON and its wrapper; the request file);
 //! - [`params`]: parameter directory, network manifest, parameter generation for test sizes;
 //! - [`prove()`]: the whole path with any [`filprove_groth16::Backend`], verified;
@@ -14,9 +17,11 @@
 //! - [`virtual_sector`]: valid inputs of any sector size (32 GiB and 64 GiB included)
 //!   without sealing.
 
+pub mod bounds;
 pub mod c1;
 pub mod circuits;
 pub mod error;
+pub mod excerpt;
 pub mod fixtures;
 pub mod json;
 pub mod kinds;

@@ -92,8 +92,10 @@ pub fn prover_id_from_miner_id(miner_id: u64) -> [u8; 32] {
 }
 
 impl ProofRequest {
-    /// Validates `body`: registered proof against kind and sector size, vanilla proof count
-    /// and decoding, commitments; the vanilla proofs are verified with filecoin-proofs.
+    /// Validates `body`: every number and size against the registered proof first
+    /// ([`crate::bounds::check_body`]), then registered proof against kind and sector size,
+    /// vanilla proof decoding, commitments; the vanilla proofs are verified with
+    /// filecoin-proofs.
     pub fn new(body: RequestBody) -> Result<Self, FilecoinError> {
         let vanilla_count = match &body {
             RequestBody::PoRep { .. } => 0,
@@ -133,6 +135,8 @@ impl ProofRequest {
                 ..
             } => (RegisteredProof::Update(*registered), vanilla_proofs.len()),
         };
+        // Before anything is decoded or allocated from the request's numbers.
+        crate::bounds::check_body(&body)?;
         let req = Self::unchecked(body, registered, partitions);
         match &req.body {
             RequestBody::PoRep {

@@ -495,3 +495,122 @@ fn non_interactive_porep_inputs() {
     assert!(!req.verify(&agg[..agg.len() - 1]).unwrap());
     assert!(!req.verify(&[&agg[..], &[0]].concat()).unwrap());
 }
+
+/// The WindowPoSt body of the fixture with another partition index and vanilla proofs.
+fn window_at(index: u32, vanilla_proofs: Vec<Vec<u8>>) -> Result<ProofRequest, FilecoinError> {
+    let RequestBody::WindowPoSt {
+        registered,
+        miner_id,
+        randomness,
+        ..
+    } = post_body(ProofKind::WindowPoSt)
+    else {
+        unreachable!()
+    };
+    ProofRequest::new(RequestBody::WindowPoSt {
+        registered,
+        miner_id,
+        randomness,
+        partition_index: index,
+        vanilla_proofs,
+    })
+}
+
+/// A partition index past what a deadline can have is refused before anything is allocated
+/// from it (placeholder sectors for the earlier partitions once aborted the process at
+/// u32::MAX); the last valid index is accepted, and with WindowPoSt V1_2 the public inputs
+/// do not depend on the index (no placeholders are needed).
+#[test]
+fn window_post_partition_index_is_range_checked() {
+    let RequestBody::WindowPoSt { vanilla_proofs, .. } = post_body(ProofKind::WindowPoSt) else {
+        unreachable!()
+    };
+    let max = filprove_filecoin::bounds::MAX_WINDOW_POST_PARTITIONS;
+    for index in [u32::MAX, u32::MAX / 2, max] {
+        let e = window_at(index, vanilla_proofs.clone()).unwrap_err();
+        assert_eq!(e.code(), "invalid_request", "{e}");
+        assert!(e.to_string().contains("partition_index"), "{e}");
+    }
+    let last = window_at(max - 1, vanilla_proofs.clone()).unwrap();
+    let first = window_at(0, vanilla_proofs).unwrap();
+    assert_eq!(
+        last.public_inputs().unwrap(),
+        first.public_inputs().unwrap()
+    );
+}
+
+/// Counts and sizes are checked against the registered proof before decoding; decoded
+/// vanilla proofs with more sectors, challenges or path levels than the proof has are
+/// refused before filecoin-proofs pads them to a whole partition.
+#[test]
+fn vanilla_proof_shapes_and_sizes_are_bounded() {
+    use filecoin_proofs::{FallbackPoStSectorProof, SectorShapeBase};
+    let RequestBody::WindowPoSt { vanilla_proofs, .. } = post_body(ProofKind::WindowPoSt) else {
+        unreachable!()
+    };
+    let decode = || -> FallbackPoStSectorProof<SectorShapeBase> {
+        bincode::deserialize(&vanilla_proofs[0]).unwrap()
+    };
+    let reencode = |p: &FallbackPoStSectorProof<SectorShapeBase>| {
+        let mut v = vanilla_proofs.clone();
+        v[0] = bincode::serialize(p).unwrap();
+        v
+    };
+    assert_eq!(code(window_at(0, reencode(&decode()))), "ok");
+
+    // Twenty times the challenges of the registered proof.
+    let mut inflated = decode();
+    let s = &mut inflated.vanilla_proof.sectors[0];
+    s.inclusion_proofs = (0..20).flat_map(|_| s.inclusion_proofs.clone()).collect();
+    let e = window_at(0, reencode(&inflated)).unwrap_err();
+    assert_eq!(e.code(), "bad_vanilla_proof", "{e}");
+    assert!(e.to_string().contains("inclusion proofs"), "{e}");
+
+    // Two sector proofs in one vanilla proof.
+    let mut two = decode();
+    two.vanilla_proof
+        .sectors
+        .push(two.vanilla_proof.sectors[0].clone());
+    let e = window_at(0, reencode(&two)).unwrap_err();
+    assert_eq!(e.code(), "bad_vanilla_proof", "{e}");
+    assert!(e.to_string().contains("sector proofs"), "{e}");
+
+    // One vanilla proof over the per-proof size limit.
+    let mut big = vanilla_proofs.clone();
+    big[0] = vec![0; filprove_filecoin::json::MAX_VANILLA_PROOF_BYTES + 1];
+    assert_eq!(code(window_at(0, big)), "input_too_large");
+
+    // A PoRep sector number past the chain's range.
+    let raw = raw_c1();
+    let e = ProofRequest::parse_c1(&raw, Some(u64::MAX), FIXTURE_MINER_ID).unwrap_err();
+    assert_eq!(e.code(), "invalid_request", "{e}");
+    assert!(e.to_string().contains("sector number"), "{e}");
+}
+
+/// Errors quote at most a short escaped prefix of the input, however large the input.
+#[test]
+fn errors_quote_a_short_prefix_of_the_input() {
+    let long = "A".repeat(4 << 20);
+    let ok = common::request(ProofKind::WindowPoSt).to_request_json();
+    let v: serde_json::Value = serde_json::from_slice(&ok).unwrap();
+    let with = |k: &str, x: serde_json::Value| {
+        let mut v = v.clone();
+        v[k] = x;
+        ProofRequest::from_request_json(v.to_string().as_bytes()).unwrap_err()
+    };
+    for (field, value) in [
+        ("kind", serde_json::Value::from(long.clone())),
+        ("miner_id", long.clone().into()),
+        ("registered_proof", long.clone().into()),
+        (&long, 1.into()),
+        ("kind", format!("x\n{long}").into()),
+    ] {
+        let e = with(field, value);
+        let text = e.to_string();
+        assert!(text.len() < 700, "{}: {} bytes", e.code(), text.len());
+        assert!(!text.contains('\n'), "{text}");
+        assert!(!text.contains(&"A".repeat(65)), "{text}");
+    }
+    let e = ProofRequest::parse_c1(long.as_bytes(), Some(1), FIXTURE_MINER_ID).unwrap_err();
+    assert!(e.to_string().len() < 700);
+}

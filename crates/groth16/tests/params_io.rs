@@ -446,3 +446,43 @@ fn atomic_write_replaces_and_leaves_no_temp_on_error() {
     assert_eq!(VerifyingKey::read_file(&path).unwrap(), vk);
     assert!(!filprove_groth16::params::temp_path(&path).exists());
 }
+
+/// A file truncated while it is read gives `params_truncated` naming the file, never
+/// SIGBUS: the decoding threads read their pieces with positioned reads (a memory-mapped
+/// file cut under the reader kills the process). One decoding thread, so the cut lands
+/// between the first piece and the rest, deterministically.
+#[test]
+fn a_file_truncated_while_read_is_an_error_naming_it() {
+    let srs = Srs::from(
+        &groth16::generate_random_parameters::<Bls12, _, _>(
+            Chain { n: 300, inputs: 3 },
+            &mut ChaCha8Rng::seed_from_u64(5),
+        )
+        .unwrap(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shrinking.params");
+    srs.write_file(&path).unwrap();
+    let header = ParamsHeader::read(&path).unwrap();
+    // Several pages past the verifying key, so the lost part is whole pages.
+    assert!(header.file_len > header.ic.end() + 4 * 4096);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let cut = std::sync::Once::new();
+    let e = pool
+        .install(|| {
+            Srs::read_file_observed(&path, &opts(false), &|_| {
+                cut.call_once(|| {
+                    let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+                    f.set_len(header.ic.end()).unwrap();
+                });
+            })
+        })
+        .unwrap_err();
+    assert!(is_truncated(&e), "{e}");
+    assert_eq!(e.code(), "params_truncated");
+    assert!(e.to_string().contains("shrinking.params"), "{e}");
+    assert!(cut.is_completed());
+}

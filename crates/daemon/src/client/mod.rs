@@ -316,6 +316,11 @@ pub fn run_client(command: ClientCommand) -> anyhow::Result<()> {
     rt.block_on(run(command))
 }
 
+/// [`crate::server::intake::check_id`] as a client error.
+fn check_id(field: &str, id: &str) -> anyhow::Result<()> {
+    crate::server::intake::check_id(field, id).map_err(|s| anyhow::anyhow!("{}", s.message()))
+}
+
 fn print_result(r: &pb::AwaitProofResponse, out: Option<&Path>) -> anyhow::Result<()> {
     use pb::await_proof_response::Status as S;
     let status = S::try_from(r.status).unwrap_or(S::Unknown);
@@ -351,6 +356,9 @@ async fn run(command: ClientCommand) -> anyhow::Result<()> {
                 .request_id
                 .clone()
                 .unwrap_or_else(|| format!("cli-{:016x}", rand::random::<u64>()));
+            // The daemon's rules, checked before connecting (the request was checked by
+            // `load`, against the same bounds the daemon applies).
+            check_id("--request-id", &id)?;
             let wire = convert::to_wire(&request, &id, a.priority.wire());
             let mut c = a.connect.client().await?;
             let s = c.submit_proof(wire).await?.into_inner();
@@ -371,6 +379,7 @@ async fn run(command: ClientCommand) -> anyhow::Result<()> {
             }
         }
         ClientCommand::Await(a) => {
+            check_id("job id", &a.job_id)?;
             let mut c = a.connect.client().await?;
             let r = c
                 .await_proof(pb::AwaitProofRequest {
@@ -397,6 +406,7 @@ async fn run(command: ClientCommand) -> anyhow::Result<()> {
             }
         }
         ClientCommand::Cancel(a) => {
+            check_id("job id", &a.job_id)?;
             let mut c = a.connect.client().await?;
             let r = c
                 .cancel_proof(pb::CancelProofRequest {

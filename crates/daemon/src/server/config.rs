@@ -26,6 +26,8 @@ pub struct Config {
     pub srs: SrsSection,
     /// GPU backend knobs.
     pub cuda: super::cuda_config::CudaSection,
+    /// Limits on accepted work.
+    pub intake: super::intake::IntakeSection,
 }
 
 /// `[server]`: where the daemon listens.
@@ -271,6 +273,7 @@ impl Config {
         if self.server.max_message_bytes < 1024 {
             return Err("server.max_message_bytes must be at least 1024".into());
         }
+        self.intake.limits(self.server.max_message_bytes)?;
         if self.server.unix_socket.is_empty() && self.server.tcp_listen.is_empty() {
             return Err("no gRPC listener: set server.unix_socket or server.tcp_listen".into());
         }
@@ -497,6 +500,23 @@ mod tests {
                 .reused_partition_buffers,
             Some(0)
         );
+    }
+
+    #[test]
+    fn intake_limits_are_configured_and_checked() {
+        let c = Config::from_toml(
+            "[intake]\nqueued_jobs_porep = 4\nmax_queued_bytes = \"8GiB\"\npost_reserved_percent = 40\n",
+        )
+        .unwrap();
+        let l = c.intake.limits(c.server.max_message_bytes).unwrap();
+        assert_eq!(l.jobs[0], 4);
+        assert_eq!(l.queued_bytes, 8 << 30);
+        assert_eq!(l.post_reserved_percent, 40);
+        // The effective configuration (`--check-config`) shows the section.
+        assert!(format!("{c:#?}").contains("queued_jobs_window_post: 256"));
+        assert!(Config::from_toml("[intake]\nqueued_jobs = 1\n").is_err());
+        let e = Config::from_toml("[intake]\nmax_inflight_bytes = \"1MiB\"\n").unwrap_err();
+        assert!(e.contains("server.max_message_bytes"), "{e}");
     }
 
     #[test]

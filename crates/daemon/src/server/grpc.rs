@@ -11,12 +11,14 @@ use filprove_filecoin::ProofKind;
 
 use super::callers::{Callers, Waiting};
 use super::convert;
+use super::intake::{check_id, Intake};
 use super::pb;
 use super::pb::proving_engine_server::ProvingEngine;
 
-/// Maps a typed engine error to a gRPC status; the message starts with the stable code.
+/// Maps a typed engine error to a gRPC status; the message starts with the stable code and
+/// quotes no more than a short excerpt of any input ([`filprove_filecoin::excerpt::clip`]).
 pub fn to_status(e: &EngineError) -> Status {
-    let msg = format!("{}: {e}", e.code());
+    let msg = filprove_filecoin::excerpt::clip(&format!("{}: {e}", e.code()));
     match e {
         EngineError::Input { code, .. } if code.contains("too_large") => {
             Status::resource_exhausted(msg)
@@ -37,6 +39,14 @@ pub fn to_status(e: &EngineError) -> Status {
 pub struct ProvingService {
     engine: Arc<Engine>,
     callers: Arc<Callers>,
+    intake: Option<Arc<Intake>>,
+}
+
+/// A refused submission as a status, logged (the log line quotes no input: codes, sizes).
+fn refused(e: EngineError) -> Status {
+    let status = to_status(&e);
+    tracing::warn!(code = e.code(), error = %status.message(), "submission refused");
+    status
 }
 
 /// The Filecoin kind of a wire kind.
@@ -55,7 +65,18 @@ impl ProvingService {
     /// is cancelled when every caller waiting on it has gone away.
     pub fn new(engine: Arc<Engine>, cancel_abandoned: Vec<ProofKind>) -> Self {
         let callers = Callers::new(engine.clone(), cancel_abandoned);
-        Self { engine, callers }
+        Self {
+            engine,
+            callers,
+            intake: None,
+        }
+    }
+
+    /// Admits submissions through `intake` (its limits refuse work beyond them with
+    /// RESOURCE_EXHAUSTED); without one, every valid submission is queued.
+    pub fn with_intake(mut self, intake: Arc<Intake>) -> Self {
+        self.intake = Some(intake);
+        self
     }
 
     /// Submits `r`. For a `Prove` (`waiter`), the caller is counted as waiting on the job
@@ -69,8 +90,12 @@ impl ProvingService {
         r: pb::SubmitProofRequest,
         waiter: bool,
     ) -> Result<(Submitted, Option<Waiting>), Status> {
+        // The id goes into logs and the job table: checked before anything else.
+        check_id("request_id", &r.request_id)?;
         let engine = self.engine.clone();
         let callers = waiter.then(|| self.callers.clone());
+        let intake = self.intake.clone();
+        let bytes = prost::Message::encoded_len(&r) as u64;
         // Hashing and parsing the inputs (C1 JSON, vanilla proofs) is CPU work.
         let submitted = tokio::task::spawn_blocking(move || {
             let key = (!r.request_id.is_empty())
@@ -79,13 +104,39 @@ impl ProvingService {
                 .as_ref()
                 .zip(key.as_ref())
                 .map(|(c, k)| c.enter(&k.id));
-            let submitted = match key.as_ref().map(|k| engine.retained(k)).transpose()? {
+            let retained = key
+                .as_ref()
+                .map(|k| engine.retained(k))
+                .transpose()
+                .map_err(refused)?;
+            let submitted = match retained {
                 // A retry of a job with the same inputs: no parsing, no second proof.
                 Some(Some(existing)) => existing,
-                _ if engine.is_draining() => return Err(EngineError::Draining),
+                _ if engine.is_draining() => return Err(refused(EngineError::Draining)),
                 _ => {
-                    let (request, priority) = convert::to_request(&r)?;
-                    engine.submit(key, priority, Arc::new(FilecoinJob::new(request)))?
+                    // Counted from before parsing (which is where a request's memory
+                    // multiplies) until its job ends.
+                    let mut admission = match (&intake, kind_of(r.proof_kind)) {
+                        (Some(intake), Some(kind)) => {
+                            Some(intake.admit(kind, bytes).inspect_err(|s| {
+                                tracing::warn!(kind = %kind, bytes, error = %s.message(), "submission refused");
+                            })?)
+                        }
+                        _ => None,
+                    };
+                    let (request, priority) = convert::to_request(&r).map_err(refused)?;
+                    if let Some(a) = admission.as_mut() {
+                        a.parsed();
+                    }
+                    let s = engine
+                        .submit(key, priority, Arc::new(FilecoinJob::new(request)))
+                        .map_err(refused)?;
+                    if let Some(a) = admission.filter(|_| !s.existing) {
+                        // Released when the job ends (at once if it already has, or
+                        // is no longer known).
+                        let _ = engine.on_complete(&s.job_id, move |_| drop(a));
+                    }
+                    s
                 }
             };
             if let Some(c) = &callers {
@@ -97,11 +148,7 @@ impl ProvingService {
             Ok((submitted, waiting))
         })
         .await
-        .map_err(|e| Status::internal(format!("internal: {e}")))?
-        .map_err(|e: EngineError| {
-            tracing::warn!(code = e.code(), error = %e, "submission refused");
-            to_status(&e)
-        })?;
+        .map_err(|e| Status::internal(format!("internal: {e}")))??;
         Ok(submitted)
     }
 
@@ -180,6 +227,7 @@ impl ProvingEngine for ProvingService {
         request: Request<pb::AwaitProofRequest>,
     ) -> Result<Response<pb::AwaitProofResponse>, Status> {
         let r = request.into_inner();
+        check_id("job_id", &r.job_id)?;
         let waiting = self.callers.enter(&r.job_id);
         let response = self.await_job(&r.job_id, r.timeout_ms).await?;
         waiting.answered();
@@ -208,10 +256,9 @@ impl ProvingEngine for ProvingService {
         &self,
         request: Request<pb::CancelProofRequest>,
     ) -> Result<Response<pb::CancelProofResponse>, Status> {
-        let was_running = self
-            .engine
-            .cancel(&request.into_inner().job_id)
-            .map_err(|e| to_status(&e))?;
+        let job_id = request.into_inner().job_id;
+        check_id("job_id", &job_id)?;
+        let was_running = self.engine.cancel(&job_id).map_err(|e| to_status(&e))?;
         Ok(Response::new(pb::CancelProofResponse { was_running }))
     }
 

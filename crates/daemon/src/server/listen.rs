@@ -27,6 +27,7 @@ pub struct Listeners {
     tcp: Option<TcpListener>,
     http: Option<TcpListener>,
     max_message_bytes: usize,
+    intake: super::intake::IntakeLimits,
     cancel_abandoned: Vec<filprove_filecoin::ProofKind>,
     configured_backend: String,
     token: Option<BearerToken>,
@@ -138,6 +139,10 @@ impl Listeners {
             tcp,
             http,
             max_message_bytes: c.server.max_message_bytes,
+            intake: c
+                .intake
+                .limits(c.server.max_message_bytes)
+                .map_err(anyhow::Error::msg)?,
             cancel_abandoned: c.cancel_abandoned().map_err(anyhow::Error::msg)?,
             configured_backend: c.engine.backend.clone(),
             token,
@@ -228,7 +233,8 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let service = ProvingService::new(engine.clone(), listeners.cancel_abandoned.clone());
+    let service = ProvingService::new(engine.clone(), listeners.cancel_abandoned.clone())
+        .with_intake(super::intake::Intake::new(listeners.intake.clone()));
     let max = listeners.max_message_bytes;
     let (health, health_service) = tonic_health::server::health_reporter();
     health
@@ -241,6 +247,9 @@ pub async fn serve(
         builder
             .layer(tower::util::MapResponseLayer::new(
                 oversize_to_resource_exhausted,
+            ))
+            .layer(tower::util::MapResponseLayer::new(
+                super::wire_status::decode_failure_to_invalid_argument,
             ))
             .add_service(InterceptedService::new(
                 ProvingEngineServer::new(service.clone())

@@ -14,8 +14,10 @@ pub mod cuda_config;
 pub mod cuzk_config;
 pub mod grpc;
 pub mod http;
+pub mod intake;
 mod listen;
 pub mod tls;
+pub mod wire_status;
 
 use std::path::PathBuf;
 use std::sync::Arc;

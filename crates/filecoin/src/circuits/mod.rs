@@ -84,11 +84,12 @@ pub(crate) fn contain_panic<T>(
         .unwrap_or_else(|p| Err(err(format!("{what}: {}", panic_message(&p)))))
 }
 
+/// A panic's message, clipped: assertions in the gadgets print the values they compared.
 fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
     if let Some(s) = p.downcast_ref::<&str>() {
-        format!("panicked: {s}")
+        format!("panicked: {}", crate::excerpt::clip(s))
     } else if let Some(s) = p.downcast_ref::<String>() {
-        format!("panicked: {s}")
+        format!("panicked: {}", crate::excerpt::clip(s))
     } else {
         "panicked".to_string()
     }
@@ -108,7 +109,7 @@ pub(crate) fn decode_vanilla<T: DeserializeOwned>(
         .deserialize(bytes)
         .map_err(|e| FilecoinError::BadVanillaProof {
             index,
-            message: e.to_string(),
+            message: crate::excerpt::clip(&e.to_string()),
         })
 }
 
@@ -202,7 +203,7 @@ pub(crate) fn count_shape<C: Circuit<Fr>>(circuit: C) -> Result<CircuitShape, Fi
 pub(crate) fn synth_err(partition: usize, e: impl std::fmt::Display) -> FilecoinError {
     FilecoinError::SynthesisFailed {
         partition,
-        message: format!("{e:#}"),
+        message: crate::excerpt::clip(&format!("{e:#}")),
     }
 }
 

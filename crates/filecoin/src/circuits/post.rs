@@ -12,7 +12,7 @@ use filecoin_proofs::{
     partition_vanilla_proofs, single_partition_vanilla_proofs, DefaultTreeHasher,
     FallbackPoStSectorProof, MerkleTreeTrait, PoStConfig,
 };
-use filecoin_proofs_api::{PoStType, PublicReplicaInfo, RegisteredPoStProof, SectorId};
+use filecoin_proofs_api::{ApiVersion, PoStType, PublicReplicaInfo, RegisteredPoStProof, SectorId};
 use filprove_groth16::keygen::R1csAssembly;
 use filprove_groth16::{Bls12, Fr};
 use storage_proofs_core::{
@@ -73,6 +73,7 @@ fn prepare<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
         .enumerate()
         .map(|(i, b)| decode_vanilla(b, i))
         .collect::<Result<_, _>>()?;
+    check_shapes(&config, &proofs)?;
     // filecoin-proofs' vanilla verifier takes comm_r_last from the inclusion proofs; the
     // circuit takes the copy in the sector proof. They must agree.
     for (i, p) in proofs.iter().enumerate() {
@@ -99,7 +100,9 @@ fn prepare<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
         .iter()
         .map(|p| (p.sector_id, commitment_from_fr(p.comm_r.into())))
         .collect();
-    let mismatch = |e: String| FilecoinError::InvalidRequest(format!("vanilla proofs: {e}"));
+    let mismatch = |e: String| {
+        FilecoinError::InvalidRequest(format!("vanilla proofs: {}", crate::excerpt::clip(&e)))
+    };
     match config.typ {
         PoStType::Winning => {
             if n != config.sector_count {
@@ -157,13 +160,21 @@ fn prepare<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
             let partition_proof =
                 single_partition_vanilla_proofs(&config, &pub_params, &prover_inputs, &proofs)
                     .map_err(|e| mismatch(format!("{e:#}")))?;
-            // The verifier sees the whole deadline; only this partition's chunk matters, so
-            // the earlier chunks are filled with placeholders.
-            let mut all =
-                vec![pub_sectors[0].clone(); inp.partition_index * pub_params.sector_count];
-            all.extend(pub_sectors);
+            // The verifier sees the whole deadline and takes this partition's chunk. From
+            // V1_2 on a sector's challenges do not depend on its position in the deadline,
+            // so the chunk alone as partition 0 gives the same inputs, with no memory that
+            // grows with the index; before, the earlier chunks are filled with
+            // placeholders (the index is bounded, crate::bounds).
+            let (sectors_seen, verifier_k) = if position_matters(inp.registered) {
+                let mut all =
+                    vec![pub_sectors[0].clone(); inp.partition_index * pub_params.sector_count];
+                all.extend(pub_sectors);
+                (all, inp.partition_index)
+            } else {
+                (pub_sectors, 0)
+            };
             let verifier_inputs = fallback::PublicInputs {
-                sectors: all,
+                sectors: sectors_seen,
                 k: None,
                 ..prover_inputs.clone()
             };
@@ -172,12 +183,54 @@ fn prepare<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
                 pub_params,
                 prover_inputs,
                 verifier_inputs,
-                verifier_k: inp.partition_index,
+                verifier_k,
                 partition_proof,
                 sectors,
             })
         }
     }
+}
+
+/// Whether a sector's challenges depend on its position in the deadline (API versions
+/// before 1.2 derive them from the sector's index there).
+fn position_matters(registered: RegisteredPoStProof) -> bool {
+    registered.version() != ApiVersion::V1_2_0
+}
+
+/// Checks the decoded vanilla proofs' shapes before filecoin-proofs pads them to a whole
+/// partition (copying the last sector's proof up to the partition's sector count, so an
+/// oversized one would be copied thousands of times): one sector per proof, the
+/// registered proof's number of challenges, each path as long as the sector's tree.
+fn check_shapes<Tree: 'static + MerkleTreeTrait>(
+    config: &PoStConfig,
+    proofs: &[FallbackPoStSectorProof<Tree>],
+) -> Result<(), FilecoinError> {
+    let leaves = u64::from(config.sector_size) as usize / 32;
+    for (index, p) in proofs.iter().enumerate() {
+        let bad = |message: String| FilecoinError::BadVanillaProof { index, message };
+        let [sector] = p.vanilla_proof.sectors.as_slice() else {
+            return Err(bad(format!(
+                "{} sector proofs, expected 1",
+                p.vanilla_proof.sectors.len()
+            )));
+        };
+        let n = sector.inclusion_proofs.len();
+        if n != config.challenge_count {
+            return Err(bad(format!(
+                "{n} inclusion proofs, expected {}",
+                config.challenge_count
+            )));
+        }
+        for ip in &sector.inclusion_proofs {
+            let (got, want) = (ip.path().len(), ip.expected_len(leaves));
+            if got != want {
+                return Err(bad(format!(
+                    "an inclusion path of {got} levels, expected {want}"
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn prepare_checked<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(

@@ -1,8 +1,10 @@
 //! Decoding `.params` and `.vk` files.
 //!
-//! `.params` files are memory-mapped; the layout is checked against the file length first
-//! (see [`super::header`]), then the sections are decoded in parallel into exactly sized
-//! vectors.
+//! `.params` files are read with positioned reads, piece by piece, by the decoding threads;
+//! the layout is checked against the file length first (see [`super::header`]), then the
+//! sections are decoded in parallel into exactly sized vectors. They are not memory-mapped:
+//! a mapped file truncated while it is read kills the process with SIGBUS, where a read
+//! returns an error ([`ParamsError::Truncated`] naming the file).
 //!
 //! Point checks, following bellperson's readers:
 //! - the verifying key's six fixed points are always fully checked (on the curve, in the
@@ -132,23 +134,90 @@ const CHUNK: usize = 4096;
 /// Told the bytes of each decoded piece of a parameter file, from decoding threads.
 pub type OnBytes<'a> = &'a (dyn Fn(u64) + Sync);
 
-/// Decodes a section of non-identity points in parallel, telling `on_bytes` each chunk's
-/// bytes once decoded.
-fn decode_section<P: FilePoint>(
-    bytes: &[u8],
+/// Where a parameter file's bytes come from: the file (positioned reads) or memory.
+trait Source: Sync {
+    /// Fills `buf` from `offset`; `UnexpectedEof` when the source ends first.
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()>;
+    /// The length the layout was checked against.
+    fn source_len(&self) -> u64;
+}
+
+impl Source for [u8] {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        let start = usize::try_from(offset).unwrap_or(usize::MAX);
+        match self.get(start..).and_then(|rest| rest.get(..buf.len())) {
+            Some(src) => {
+                buf.copy_from_slice(src);
+                Ok(())
+            }
+            None => Err(std::io::ErrorKind::UnexpectedEof.into()),
+        }
+    }
+    fn source_len(&self) -> u64 {
+        self.len() as u64
+    }
+}
+
+/// An open file and the length its layout was checked against.
+struct FileSource {
+    file: File,
+    len: u64,
+}
+
+impl Source for FileSource {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        self.file.read_exact_at(buf, offset)
+    }
+    fn source_len(&self) -> u64 {
+        self.len
+    }
+}
+
+/// Reads `buf.len()` bytes of `what` at `offset`; a source that ends early (a file
+/// truncated while it is read) is [`ParamsError::Truncated`].
+fn read_piece<S: Source + ?Sized>(
+    src: &S,
+    offset: u64,
+    buf: &mut [u8],
+    what: &str,
+    path: &Path,
+) -> Result<(), ParamsError> {
+    src.read_at(offset, buf).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            ParamsError::Truncated {
+                path: path.to_path_buf(),
+                what: format!("{what} (the file shrank while it was read)"),
+                needed: buf.len() as u64,
+                offset,
+                len: src.source_len(),
+            }
+        } else {
+            ParamsError::Io {
+                path: path.to_path_buf(),
+                source: e,
+            }
+        }
+    })
+}
+
+/// Decodes a section of non-identity points in parallel, each task reading its own piece,
+/// telling `on_bytes` each piece's bytes once decoded.
+fn decode_section<P: FilePoint, S: Source + ?Sized>(
+    src: &S,
     info: &SectionInfo,
     validate: bool,
     path: &Path,
     on_bytes: OnBytes<'_>,
 ) -> Result<Vec<P>, ParamsError> {
     debug_assert_eq!(info.point_bytes as usize, P::BYTES);
-    let start = info.offset as usize;
-    let raw = &bytes[start..start + info.byte_len() as usize];
     let mut out = vec![P::identity(); info.count as usize];
     out.par_chunks_mut(CHUNK)
-        .zip(raw.par_chunks(CHUNK * P::BYTES))
         .enumerate()
-        .try_for_each(|(ci, (points, raw))| {
+        .try_for_each_init(Vec::new, |raw, (ci, points)| {
+            raw.resize(points.len() * P::BYTES, 0);
+            let offset = info.offset + (ci * CHUNK * P::BYTES) as u64;
+            read_piece(src, offset, raw, info.name, path)?;
             for (j, (p, r)) in points
                 .iter_mut()
                 .zip(raw.chunks_exact(P::BYTES))
@@ -190,10 +259,9 @@ fn decode_vk(bytes: &[u8], ic: &SectionInfo, path: &Path) -> Result<VerifyingKey
 }
 
 impl Srs {
-    /// Reads a `.params` file: memory-maps it, checks the layout against the file length,
-    /// then decodes the sections in parallel. Trailing bytes are an error.
-    ///
-    /// The file must not be modified while it is read.
+    /// Reads a `.params` file: checks the layout against the file length, then reads and
+    /// decodes the sections in parallel. Trailing bytes are an error; a file truncated
+    /// while it is read is [`ParamsError::Truncated`] (it is not memory-mapped).
     pub fn read_file(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<Srs, ParamsError> {
         Self::read_file_observed(path, opts, &|_| {})
     }
@@ -212,12 +280,9 @@ impl Srs {
         };
         let file = File::open(path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
-        // Check the layout with plain reads first: an empty or short file never gets mapped.
-        ParamsHeader::parse(&file, path, len)?;
-        // SAFETY: the mapping is read-only and private to this function; parameter files
-        // are not modified while in use (documented above).
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
-        Self::decode(&map, path, opts, on_bytes)
+        // The layout first: every section read below lies within `len`.
+        let header = ParamsHeader::parse(&file, path, len)?;
+        Self::decode(&FileSource { file, len }, &header, path, opts, on_bytes)
     }
 
     /// Decodes a whole `.params` file held in memory; `label` names it in errors.
@@ -226,18 +291,22 @@ impl Srs {
         label: impl AsRef<Path>,
         opts: &ReadOptions,
     ) -> Result<Srs, ParamsError> {
-        Self::decode(bytes, label.as_ref(), opts, &|_| {})
+        let path = label.as_ref();
+        let header = ParamsHeader::parse(bytes, path, bytes.len() as u64)?;
+        Self::decode(bytes, &header, path, opts, &|_| {})
     }
 
-    fn decode(
-        bytes: &[u8],
+    fn decode<S: Source + ?Sized>(
+        bytes: &S,
+        header: &ParamsHeader,
         path: &Path,
         opts: &ReadOptions,
         on_bytes: OnBytes<'_>,
     ) -> Result<Srs, ParamsError> {
-        let header = ParamsHeader::parse(bytes, path, bytes.len() as u64)?;
         let v = opts.validate;
-        let vk = decode_vk(bytes, &header.ic, path)?;
+        let mut vk_bytes = vec![0u8; header.ic.end() as usize];
+        read_piece(bytes, 0, &mut vk_bytes, "verifying key", path)?;
+        let vk = decode_vk(&vk_bytes, &header.ic, path)?;
         let ((h, l), (a, (b_g1, b_g2))) = rayon::join(
             || {
                 rayon::join(
