@@ -301,7 +301,7 @@ where
             Err(TwinFailure::Fallback(why, shell)) => {
                 TWIN_FALLBACKS.fetch_add(1, Ordering::Relaxed);
                 log::warn!("PoRep partition {k}: synthesized through the upstream gadgets ({why})");
-                gadgets(whole, shell)?
+                gadgets(whole, shell.map(|s| *s))?
             }
         },
     };
@@ -334,7 +334,7 @@ enum TwinFailure {
     Error(FilecoinError),
     /// The gadget path is to synthesize the partition instead: why, and the assignment
     /// to fill.
-    Fallback(String, Option<ProvingAssignment>),
+    Fallback(String, Option<Box<ProvingAssignment>>),
 }
 
 /// Partition `k` through the circuit twin: the head and each challenge's twin in parallel,
@@ -392,7 +392,7 @@ where
                 .insert(twin_key);
             Err(TwinFailure::Fallback(
                 format!("the circuit twin does not fit: {why}"),
-                Some(*shell),
+                Some(shell),
             ))
         }
         Ok(Err(PartsError::Circuit(e))) => Err(TwinFailure::Fallback(
