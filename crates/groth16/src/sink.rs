@@ -36,24 +36,29 @@ pub trait WitnessSink {
 }
 
 impl WitnessSink for crate::ProvingAssignment {
+    #[inline]
     fn next_aux(&self) -> usize {
         self.aux_assignment.len()
     }
 
+    #[inline]
     fn push_aux(&mut self, value: Fr) -> usize {
         self.push_aux_value(value)
     }
 
+    #[inline]
     fn push_constraint(&mut self, a: Fr, b: Fr, c: Fr) {
         self.push_evaluations(a, b, c);
     }
 
+    #[inline]
     fn mark_a(&mut self, var: Index) {
         if let Index::Aux(i) = var {
             self.a_aux_density.set(i);
         }
     }
 
+    #[inline]
     fn mark_b(&mut self, var: Index) {
         match var {
             Index::Aux(i) => self.b_aux_density.set(i),
