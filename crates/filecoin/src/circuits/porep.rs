@@ -26,14 +26,14 @@ use storage_proofs_porep::stacked::{
     self, generate_replica_id, Challenges, StackedCircuit, StackedCompound, StackedDrg,
 };
 
-use super::porep_twin::{ChallengeHashes, ChallengeWitness, Head, TwinCircuit, UpstreamHashes};
+use super::porep_twin::{ChallengeHashes, ChallengeWitness, Head, NativeHashes, TwinCircuit};
 use super::{
     contain_panic, no_panic, synth_err, synthesize_circuit, synthesize_guarded, with_tree,
     CircuitShape, Partition, SynthesisPath,
 };
 
 /// What the twin's SHA-256 parts go through in production.
-type ProductionHashes = UpstreamHashes;
+type ProductionHashes = NativeHashes;
 use crate::error::FilecoinError;
 
 type RawProof<Tree> = stacked::Proof<Tree, DefaultPieceHasher>;
@@ -599,15 +599,15 @@ mod tests {
     use filprove_groth16::sink::SinkRoot;
     use storage_proofs_core::gadgets::uint64::UInt64;
 
-    use super::super::porep_twin::PathOptions;
+    use super::super::porep_twin::{PathOptions, UpstreamHashes};
     use super::*;
 
     fn c1(seed: u64) -> SealCommitPhase1Output {
         crate::virtual_sector::porep_c1(2 << 10, seed).unwrap()
     }
 
-    /// The twin of a whole partition (head and every challenge) synthesized in order
-    /// equals storage-proofs' circuit synthesized in order.
+    /// The twin of a whole partition (head and every challenge) synthesized in order,
+    /// through either seam, equals storage-proofs' circuit synthesized in order.
     #[test]
     fn the_twin_in_order_equals_the_upstream_circuit() {
         let c1 = c1(5);
@@ -620,11 +620,20 @@ mod tests {
             .collect::<Result<_, _>>()
             .unwrap();
         assert_eq!(challenges.len(), 2);
-        let twin = TwinCircuit::<Tree, UpstreamHashes>::new(head, challenges);
-        let got = filprove_groth16::sink::synthesize(twin).unwrap();
         let want = synthesize(&c1, 0, SynthesisPath::InOrder).unwrap();
-        assert_eq!(got.num_constraints(), want.assignment.num_constraints());
-        assert!(got == want.assignment, "the twin's assignment differs");
+        let upstream = TwinCircuit::<Tree, UpstreamHashes>::new(head, challenges.clone());
+        let native = TwinCircuit::<Tree, NativeHashes>::new(head, challenges);
+        for (seam, got) in [
+            ("upstream", filprove_groth16::sink::synthesize(upstream)),
+            ("native", filprove_groth16::sink::synthesize(native)),
+        ] {
+            let got = got.unwrap();
+            assert_eq!(got.num_constraints(), want.assignment.num_constraints());
+            assert!(
+                got == want.assignment,
+                "the {seam} twin's assignment differs"
+            );
+        }
     }
 
     /// A seam that breaks the twin: `EXTRA` adds a constraint after each label (a twin

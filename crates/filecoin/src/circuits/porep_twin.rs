@@ -3,8 +3,9 @@
 //! per-challenge proof, but synthesized by code of ours, so that its SHA-256 parts (the
 //! labels, tree D) can be computed natively instead of through bellperson's gadgets.
 //!
-//! The SHA-256 parts go through one seam, [`ChallengeHashes`]; [`UpstreamHashes`] calls
-//! the upstream gadgets. Everything else (columns, Poseidon, trees C and R, encoding, the
+//! The SHA-256 parts go through one seam, [`ChallengeHashes`]: [`UpstreamHashes`] calls
+//! the upstream gadgets (the reference), [`NativeHashes`] filprove's native twins
+//! (production). Everything else (columns, Poseidon, trees C and R, encoding, the
 //! challenge input) uses the public storage-proofs gadgets, exactly as upstream does. The
 //! circuit of the head and one challenge is a part of [`filprove_groth16::parts`]; the
 //! differential tests hold its assignment equal, field for field, to the upstream
@@ -67,7 +68,9 @@ pub(crate) trait ChallengeHashes {
         CS::Root: SinkRoot;
 }
 
-/// The upstream gadgets behind the seam (the reference).
+/// The upstream gadgets behind the seam: the reference the tests hold the native twins
+/// and the rest of the circuit twin to (production uses [`NativeHashes`]).
+#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) struct UpstreamHashes;
 
 impl ChallengeHashes for UpstreamHashes {
@@ -108,6 +111,39 @@ impl ChallengeHashes for UpstreamHashes {
             Root::Var(root.clone()),
             true,
         )
+    }
+}
+
+/// filprove's native twins behind the seam ([`crate::native`]): SHA-256 from word
+/// arithmetic, written straight into the constraint system's sink.
+pub(crate) struct NativeHashes;
+
+impl ChallengeHashes for NativeHashes {
+    fn create_label<CS>(
+        cs: CS,
+        replica_id: &[Boolean],
+        parents: Vec<Vec<Boolean>>,
+        layer_index: u32,
+        node: &UInt64,
+    ) -> Result<AllocatedNum<Fr>, SynthesisError>
+    where
+        CS: ConstraintSystem<Fr>,
+        CS::Root: SinkRoot,
+    {
+        crate::native::create_label(cs, replica_id, parents, layer_index, node)
+    }
+
+    fn tree_d_inclusion<CS>(
+        cs: CS,
+        path: PathOptions,
+        root: &AllocatedNum<Fr>,
+        leaf: &AllocatedNum<Fr>,
+    ) -> Result<(), SynthesisError>
+    where
+        CS: ConstraintSystem<Fr>,
+        CS::Root: SinkRoot,
+    {
+        crate::native::tree_d_inclusion(cs, path, root, leaf)
     }
 }
 
