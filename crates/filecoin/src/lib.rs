@@ -14,6 +14,8 @@
 //! - [`prove()`]: the whole path with any [`filprove_groth16::Backend`], verified;
 //! - [`fixtures`]: seal small sectors locally and write request files for every kind;
 //!   [`shared_fixtures`]: one fixture directory shared by several processes (the tests);
+//! - [`native`]: native (gadget-free) twins of the SHA-256 parts of PoRep synthesis
+//!   (labels, tree D inclusion);
 //! - [`virtual_sector`]: valid inputs of any sector size (32 GiB and 64 GiB included)
 //!   without sealing.
 
@@ -25,13 +27,14 @@ pub mod excerpt;
 pub mod fixtures;
 pub mod json;
 pub mod kinds;
+pub mod native;
 pub mod params;
 mod prove;
 pub mod request;
 pub mod shared_fixtures;
 pub mod virtual_sector;
 
-pub use circuits::{CircuitShape, Partition};
+pub use circuits::{twin_fallbacks, CircuitShape, Partition, SynthesisPath};
 pub use error::FilecoinError;
 pub use kinds::{CircuitSpec, ProofKind, RegisteredProof};
 pub use params::{

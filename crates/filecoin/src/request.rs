@@ -5,7 +5,7 @@ use filecoin_proofs_api::{PoStType, RegisteredPoStProof, RegisteredUpdateProof};
 use filprove_groth16::Proof;
 use rayon::prelude::*;
 
-use crate::circuits::{porep, post, update, Partition};
+use crate::circuits::{porep, post, update, Partition, SynthesisPath};
 use crate::error::FilecoinError;
 use crate::kinds::{CircuitSpec, ProofKind, RegisteredProof};
 use crate::params::{check_aggregation_srs_present, check_vk_present, parameter_cache_dir};
@@ -243,17 +243,28 @@ impl ProofRequest {
     /// Builds and synthesizes partition `partition` (0-based). Independent partitions may be
     /// synthesized in parallel from several threads.
     pub fn synthesize(&self, partition: usize) -> Result<Partition, FilecoinError> {
-        self.synthesize_as(partition, filprove_groth16::parts::enabled())
+        let path = if filprove_groth16::parts::enabled() {
+            SynthesisPath::Twin
+        } else {
+            SynthesisPath::InOrder
+        };
+        self.synthesize_with(partition, path)
     }
 
     /// [`ProofRequest::synthesize`] in constraint order on one thread, as filecoin-proofs
     /// synthesizes (the reference the parallel synthesis of PoRep's challenges is tested
     /// against).
     pub fn synthesize_in_order(&self, partition: usize) -> Result<Partition, FilecoinError> {
-        self.synthesize_as(partition, false)
+        self.synthesize_with(partition, SynthesisPath::InOrder)
     }
 
-    fn synthesize_as(&self, partition: usize, parted: bool) -> Result<Partition, FilecoinError> {
+    /// [`ProofRequest::synthesize`] along a chosen path (A/B comparisons of PoRep's
+    /// synthesis; every path gives the same partition, and other proof kinds ignore it).
+    pub fn synthesize_with(
+        &self,
+        partition: usize,
+        path: SynthesisPath,
+    ) -> Result<Partition, FilecoinError> {
         if partition >= self.partitions {
             return Err(FilecoinError::PartitionOutOfRange {
                 partition,
@@ -261,7 +272,7 @@ impl ProofRequest {
             });
         }
         match &self.body {
-            RequestBody::PoRep { c1, .. } => porep::synthesize(c1, partition, parted),
+            RequestBody::PoRep { c1, .. } => porep::synthesize(c1, partition, path),
             RequestBody::SnapDeals { .. } => {
                 update::synthesize(&self.update_inputs().expect("update body"), partition)
             }

@@ -3,7 +3,8 @@
 
 mod common;
 
-use filprove_filecoin::{ProofKind, ProofRequest};
+use filprove_filecoin::fixtures::{FIXTURE_MINER_ID, FIXTURE_SECTOR_NUMBER};
+use filprove_filecoin::{ProofKind, ProofRequest, RequestBody, SynthesisPath};
 
 #[test]
 fn porep_2k_end_to_end() {
@@ -77,34 +78,69 @@ fn non_interactive_porep_2k_end_to_end() {
 }
 
 /// The challenges of a PoRep partition synthesized in parallel give the assignment that
-/// ordered synthesis gives, field for field and bit for bit: the first time a seal proof
+/// ordered synthesis gives, field for field and bit for bit, through the upstream gadgets
+/// and through the circuit twin (which never falls back here): the first time a seal proof
 /// is seen (challenge 0 in order, the shape learnt) and after (every challenge in
 /// parallel); for the interactive, synthetic and non-interactive seal proofs (the last
 /// with several partitions; at 2 KiB each partition has 2 challenges).
 #[test]
 fn parted_porep_synthesis_equals_ordered() {
     let ni = common::non_interactive_porep_request();
+    let fallbacks = filprove_filecoin::twin_fallbacks();
     for (name, req) in [
         ("porep", common::request(ProofKind::PoRep)),
         ("synthetic", common::synthetic_porep_request()),
         ("non-interactive", ni),
     ] {
         let last = req.num_partitions() - 1;
-        filprove_groth16::parts::forget_shapes();
-        for k in [0, last, 0] {
-            check_parted(name, &req, k);
+        for first in [SynthesisPath::Twin, SynthesisPath::Gadgets] {
+            filprove_groth16::parts::forget_shapes();
+            for k in [0, last, 0] {
+                check_parted(name, &req, k, first);
+            }
         }
     }
+    assert_eq!(filprove_filecoin::twin_fallbacks(), fallbacks);
 }
 
-fn check_parted(name: &str, req: &ProofRequest, k: usize) {
+/// A virtual 8 MiB sector (2 challenges of 1.9 M constraints, 2 layers): the twin gives
+/// what ordered synthesis gives, learning the shape and then with every challenge twin.
+#[test]
+fn twin_synthesis_of_a_virtual_8m_partition_equals_ordered() {
+    let c1 = filprove_filecoin::virtual_sector::porep_c1(8 << 20, 21).unwrap();
+    let req = ProofRequest::new(RequestBody::PoRep {
+        c1: Box::new(c1),
+        sector_number: FIXTURE_SECTOR_NUMBER,
+        miner_id: FIXTURE_MINER_ID,
+    })
+    .unwrap();
+    let fallbacks = filprove_filecoin::twin_fallbacks();
+    let want = req.synthesize_in_order(0).unwrap();
+    filprove_groth16::parts::forget_shapes();
+    for _ in 0..2 {
+        let got = req.synthesize_with(0, SynthesisPath::Twin).unwrap();
+        assert!(got.assignment == want.assignment, "8 MiB: the twin differs");
+        assert_eq!(got.public_inputs, want.public_inputs);
+    }
+    assert_eq!(filprove_filecoin::twin_fallbacks(), fallbacks);
+}
+
+/// Partition `k` of `req` through `first` then the other parted path, each equal to
+/// ordered synthesis.
+fn check_parted(name: &str, req: &ProofRequest, k: usize, first: SynthesisPath) {
     let want = req.synthesize_in_order(k).unwrap();
-    let got = req.synthesize(k).unwrap();
-    assert!(
-        got.assignment == want.assignment,
-        "{name} partition {k}: parted synthesis differs ({} / {} constraints)",
-        got.assignment.num_constraints(),
-        want.assignment.num_constraints()
-    );
-    assert_eq!(got.public_inputs, want.public_inputs);
+    let other = match first {
+        SynthesisPath::Twin => SynthesisPath::Gadgets,
+        _ => SynthesisPath::Twin,
+    };
+    for path in [first, other] {
+        let got = req.synthesize_with(k, path).unwrap();
+        assert!(
+            got.assignment == want.assignment,
+            "{name} partition {k} ({path:?}): parted synthesis differs ({} / {} constraints)",
+            got.assignment.num_constraints(),
+            want.assignment.num_constraints()
+        );
+        assert_eq!(got.public_inputs, want.public_inputs);
+    }
 }

@@ -87,6 +87,7 @@ impl ProvingAssignment {
 
     /// Appends one aux variable (for native witness code, [`crate::sink`]); returns its
     /// index. Its density bits start clear.
+    #[inline]
     pub(crate) fn push_aux_value(&mut self, value: Fr) -> usize {
         grow(&self.pins, &self.aux_assignment, 1);
         self.aux_assignment.push(value);
@@ -96,6 +97,7 @@ impl ProvingAssignment {
     }
 
     /// Appends one constraint's evaluations (for native witness code, [`crate::sink`]).
+    #[inline]
     pub(crate) fn push_evaluations(&mut self, a: Fr, b: Fr, c: Fr) {
         for v in [&self.a, &self.b, &self.c] {
             grow(&self.pins, v, 1);

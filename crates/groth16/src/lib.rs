@@ -11,6 +11,7 @@
 //!   part in parallel;
 //! - [`sink`]: the seam through which native (gadget-free) witness code appends to a
 //!   constraint system;
+//! - [`native`]: native twins of bellperson's SHA-256 gadgets, writing through [`sink`];
 //! - [`recycle`]: partition buffers reused between syntheses (and kept page-locked);
 //! - [`progress`]: how long work reports how far it got (drawn by the binary);
 //! - [`cpu`]: the CPU reference backend (NTT, MSM, prover).
@@ -22,6 +23,7 @@ pub mod cpu;
 pub mod density;
 pub mod error;
 pub mod keygen;
+pub mod native;
 pub mod params;
 pub mod parts;
 pub mod progress;

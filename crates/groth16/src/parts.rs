@@ -29,6 +29,7 @@ use rayon::prelude::*;
 
 use crate::assignment::eval_lc;
 use crate::density::DensityBits;
+use crate::sink::{GadgetCircuit, SinkCircuit, WitnessSink};
 use crate::{cancel, recycle, Fr, ProvingAssignment};
 
 /// Whether parted circuits are synthesized part by part in parallel: yes, unless
@@ -154,7 +155,8 @@ where
             Learnt::Fits(shape) => Some(shape),
             Learnt::Misfit => None,
         });
-        match parted(&mut cs, key, shape, parts, marker, &part_circuit) {
+        let part = |j| part_circuit(j).map(GadgetCircuit);
+        match parted(&mut cs, key, shape, parts, marker, || part(0), &part) {
             Ok(()) => return Ok(cs),
             Err(Failure::Circuit(e)) => return Err(e),
             Err(Failure::Shape(why)) => {
@@ -171,13 +173,78 @@ where
     r
 }
 
-/// The parted synthesis into `cs` (empty), with `known` the shape learnt for `key`.
-fn parted<C: Circuit<Fr>>(
+/// Why [`try_synthesize_parts`] gave up.
+#[derive(Debug)]
+pub enum PartsError {
+    /// A circuit's own error (a missing value, a cancellation).
+    Circuit(SynthesisError),
+    /// The parts did not fit the shape learnt for the key (or the key's circuits are
+    /// synthesized in order): nothing is remembered against the key, and the assignment
+    /// that was being filled is handed back for the caller's other synthesis.
+    Misfit {
+        /// What did not fit.
+        why: String,
+        /// The assignment being filled (the engine's reused one, when it set one).
+        shell: Box<ProvingAssignment>,
+    },
+}
+
+impl std::fmt::Display for PartsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PartsError::Circuit(e) => write!(f, "{e}"),
+            PartsError::Misfit { why, .. } => write!(f, "the parts do not fit: {why}"),
+        }
+    }
+}
+
+/// [`synthesize_parts`] for parts that may write witness natively, held to a reference:
+/// when `key`'s shape is not known yet, `learn()` (the reference circuit of the head and
+/// part 0, e.g. the upstream gadgets') is synthesized in order and gives the shape and part
+/// 0; every other part comes from `part_circuit(j)`, in parallel, and must fit that shape.
+/// A misfit is returned, not synthesized in order, so that the caller can fall back to its
+/// reference path; the key keeps the shape `learn` gave.
+pub fn try_synthesize_parts<L, C>(
+    key: &str,
+    parts: usize,
+    marker: &str,
+    learn: impl FnOnce() -> Result<L, SynthesisError>,
+    part_circuit: impl Fn(usize) -> Result<C, SynthesisError> + Sync,
+) -> Result<ProvingAssignment, PartsError>
+where
+    L: SinkCircuit,
+    C: SinkCircuit,
+{
+    let mut cs = recycle::take_shell().unwrap_or_default();
+    let misfit = |why: String, mut cs: ProvingAssignment| {
+        cs.clear();
+        Err(PartsError::Misfit {
+            why,
+            shell: Box::new(cs),
+        })
+    };
+    let shape = match lookup(key) {
+        _ if parts == 0 => return misfit("no parts".into(), cs),
+        Some(Learnt::Misfit) => return misfit(format!("{key} is synthesized in order"), cs),
+        Some(Learnt::Fits(shape)) => Some(shape),
+        None => None,
+    };
+    match parted(&mut cs, key, shape, parts, marker, learn, &part_circuit) {
+        Ok(()) => Ok(cs),
+        Err(Failure::Circuit(e)) => Err(PartsError::Circuit(e)),
+        Err(Failure::Shape(why)) => misfit(why, cs),
+    }
+}
+
+/// The parted synthesis into `cs` (empty), with `known` the shape learnt for `key`;
+/// `learn()`: the circuit of the head and part 0 that gives the shape when it is not known.
+fn parted<L: SinkCircuit, C: SinkCircuit>(
     cs: &mut ProvingAssignment,
     key: &str,
     known: Option<PartShape>,
     parts: usize,
     marker: &str,
+    learn: impl FnOnce() -> Result<L, SynthesisError>,
     part_circuit: &(impl Fn(usize) -> Result<C, SynthesisError> + Sync),
 ) -> Result<(), Failure> {
     // Part 0 in order when the shape is not known yet: it gives the shape.
@@ -190,7 +257,7 @@ fn parted<C: Circuit<Fr>>(
                 watch: Watch::new(marker),
                 head: None,
             };
-            part_circuit(0)?.synthesize(&mut marked)?;
+            learn()?.synthesize(&mut marked)?;
             let head = marked
                 .head
                 .ok_or_else(|| Failure::Shape(format!("no top-level namespace {marker}")))?;
@@ -240,6 +307,7 @@ fn parted<C: Circuit<Fr>>(
                     // A part that outgrew its slots fails its allocations: a misfit, not
                     // the circuit's error.
                     match (r, sys.misfit.take()) {
+                        _ if sys.cancelled => Err(Failure::Circuit(cancel::error())),
                         (_, Some(why)) => Err(Failure::Shape(why)),
                         (Err(e), None) => Err(Failure::Circuit(e)),
                         (Ok(()), None) => sys.finish(),
@@ -401,6 +469,29 @@ impl ConstraintSystem<Fr> for Marked<'_, '_> {
     }
 }
 
+/// Native witness code writes part 0 (and the head) straight into the whole assignment.
+impl WitnessSink for Marked<'_, '_> {
+    fn next_aux(&self) -> usize {
+        self.cs.next_aux()
+    }
+
+    fn push_aux(&mut self, value: Fr) -> usize {
+        self.cs.push_aux(value)
+    }
+
+    fn push_constraint(&mut self, a: Fr, b: Fr, c: Fr) {
+        self.cs.push_constraint(a, b, c);
+    }
+
+    fn mark_a(&mut self, var: Index) {
+        self.cs.mark_a(var);
+    }
+
+    fn mark_b(&mut self, var: Index) {
+        self.cs.mark_b(var);
+    }
+}
+
 /// One part's slots in the whole assignment.
 struct Slots<'a> {
     a: &'a mut [Fr],
@@ -436,6 +527,8 @@ struct PartSystem<'a, 'm> {
     in_part: bool,
     /// What went wrong, if the part did not fit its slots.
     misfit: Option<String>,
+    /// A cancellation seen by native witness code (which cannot return it).
+    cancelled: bool,
 }
 
 impl<'a, 'm> PartSystem<'a, 'm> {
@@ -459,6 +552,7 @@ impl<'a, 'm> PartSystem<'a, 'm> {
             },
             in_part: false,
             misfit: None,
+            cancelled: false,
         }
     }
 
@@ -547,6 +641,10 @@ impl ConstraintSystem<Fr> for PartSystem<'_, '_> {
             return self.out.head.enforce(a, la, lb, lc);
         }
         let n = self.constraints;
+        // After a misfit, variables may lie beyond the slots: nothing more is evaluated.
+        if self.misfit.is_some() {
+            return;
+        }
         if n == self.slots.a.len() {
             self.misfit(format!(
                 "a part of more than {} constraints",
@@ -626,6 +724,105 @@ impl ConstraintSystem<Fr> for PartSystem<'_, '_> {
     }
 }
 
+/// Native witness code in a part: as in [`ConstraintSystem::enforce`], variables below the
+/// head's lengths are the head's (their density bits go to the part's copy of the head,
+/// merged later), the rest are the part's own, in its slots.
+impl WitnessSink for PartSystem<'_, '_> {
+    fn next_aux(&self) -> usize {
+        if !self.in_part {
+            return self.out.head.next_aux();
+        }
+        self.shape.head.aux + self.aux
+    }
+
+    fn push_aux(&mut self, value: Fr) -> usize {
+        if !self.in_part {
+            return self.out.head.push_aux(value);
+        }
+        if self.aux.is_multiple_of(cancel::CHECK_EVERY) && cancel::requested() {
+            self.cancelled = true;
+        }
+        let index = self.shape.head.aux + self.aux;
+        match self.slots.aux.get_mut(self.aux) {
+            Some(slot) => {
+                *slot = value;
+                self.out.a_aux.push_clear();
+                self.out.b_aux.push_clear();
+            }
+            None => self.misfit(format!(
+                "a part of more than {} variables",
+                self.shape.part.aux
+            )),
+        }
+        // Counted past the slots too, so that every index handed out is distinct.
+        self.aux += 1;
+        index
+    }
+
+    fn push_constraint(&mut self, a: Fr, b: Fr, c: Fr) {
+        if !self.in_part {
+            return self.out.head.push_constraint(a, b, c);
+        }
+        let n = self.constraints;
+        if n == self.slots.a.len() {
+            self.misfit(format!(
+                "a part of more than {} constraints",
+                self.shape.part.constraints
+            ));
+            return;
+        }
+        self.slots.a[n] = a;
+        self.slots.b[n] = b;
+        self.slots.c[n] = c;
+        self.constraints += 1;
+    }
+
+    fn mark_a(&mut self, var: Index) {
+        if !self.in_part {
+            return self.out.head.mark_a(var);
+        }
+        if let Index::Aux(i) = var {
+            mark(
+                &mut self.out.head.a_aux_density,
+                &mut self.out.a_aux,
+                self.shape.head.aux,
+                i,
+            );
+        }
+    }
+
+    fn mark_b(&mut self, var: Index) {
+        if !self.in_part {
+            return self.out.head.mark_b(var);
+        }
+        match var {
+            Index::Aux(i) => mark(
+                &mut self.out.head.b_aux_density,
+                &mut self.out.b_aux,
+                self.shape.head.aux,
+                i,
+            ),
+            Index::Input(i) => mark(
+                &mut self.out.head.b_input_density,
+                &mut self.out.b_input,
+                self.shape.head.inputs,
+                i,
+            ),
+        }
+    }
+}
+
+/// Sets the density bit of variable `i`: the head's below `h`, else the part's own (an
+/// index past the part's variables is a misfit already recorded, and sets nothing).
+#[inline]
+fn mark(head: &mut DensityBits, part: &mut DensityBits, h: usize, i: usize) {
+    if i < h {
+        head.set(i);
+    } else if i - h < part.len() {
+        part.set(i - h);
+    }
+}
+
 /// Aux variable `i` of a part: the head's below `ha`, else the part's own; its density
 /// bit set in `bits` (the head's, the part's) when given.
 #[inline]
@@ -663,6 +860,7 @@ fn input_value(head: &[Fr], part: &[Fr], hi: usize, i: usize) -> Fr {
 mod tests {
     use super::*;
     use bellperson::gadgets::boolean::{AllocatedBit, Boolean};
+    use bellperson::Namespace;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::sync::Arc;
 
@@ -680,6 +878,10 @@ mod tests {
         marker: &'static str,
         /// Part j's value is missing.
         missing: Option<usize>,
+        /// As a [`SinkCircuit`]: the parts' chains written natively; `Some(j)`: part j's
+        /// chain one link longer there (a native part that does not fit).
+        native: bool,
+        native_extra: Option<usize>,
     }
 
     impl Parted {
@@ -691,6 +893,8 @@ mod tests {
                 head_of: None,
                 marker: "part_",
                 missing: None,
+                native: false,
+                native_extra: None,
             }
         }
 
@@ -707,12 +911,98 @@ mod tests {
         fn with(mut self, from: &Self) -> Self {
             self.marker = from.marker;
             self.missing = from.missing;
+            self.native = from.native;
+            self.native_extra = from.native_extra;
             self
         }
     }
 
+    /// One link of a part's chain: y = (prev + coeff h + bit) * (h + 2 input) + coeff x.
+    struct Link {
+        prev: (Variable, Fr),
+        coeff: Fr,
+        h: (Variable, Fr),
+        hin: Variable,
+        bit: Boolean,
+        x: (Variable, Fr),
+    }
+
+    impl Link {
+        /// The values of A, B and y.
+        fn values(&self) -> (Fr, Fr, Fr) {
+            let bitv = Fr::from(self.bit.get_value().unwrap_or(false) as u64);
+            let left = self.prev.1 + self.coeff * self.h.1 + bitv;
+            let right = self.h.1 + Fr::from(2u64) * self.h.1;
+            (left, right, left * right + self.coeff * self.x.1)
+        }
+
+        /// Through `alloc` and `enforce`.
+        fn gadget<CS: ConstraintSystem<Fr>>(
+            &self,
+            cs: &mut CS,
+            i: usize,
+        ) -> Result<(Variable, Fr), SynthesisError> {
+            let (_, _, yv) = self.values();
+            let y = cs.alloc(|| format!("y{i}"), || Ok(yv))?;
+            cs.enforce(
+                || format!("c{i}"),
+                |lc| lc + self.prev.0 + (self.coeff, self.h.0) + &self.bit.lc(CS::one(), Fr::ONE),
+                |lc| lc + self.h.0 + (Fr::from(2u64), self.hin),
+                |lc| lc + y - (self.coeff, self.x.0),
+            );
+            Ok((y, yv))
+        }
+
+        /// Through the sink, marking what `enforce` would mark.
+        fn native(&self, sink: &mut impl WitnessSink) -> (Variable, Fr) {
+            let (a, b, yv) = self.values();
+            let y = sink.push_aux(yv);
+            sink.push_constraint(a, b, a * b);
+            sink.mark_a(self.prev.0.get_unchecked());
+            if self.coeff != Fr::ZERO {
+                sink.mark_a(self.h.0.get_unchecked());
+            }
+            if let Boolean::Is(bit) = &self.bit {
+                sink.mark_a(bit.get_variable().get_unchecked());
+            }
+            sink.mark_b(self.h.0.get_unchecked());
+            sink.mark_b(self.hin.get_unchecked());
+            (Variable::new_unchecked(Index::Aux(y)), yv)
+        }
+    }
+
+    /// How a part's links are written.
+    type Linker<'l, R> = &'l mut dyn FnMut(
+        &mut Namespace<'_, Fr, R>,
+        &Link,
+        usize,
+    ) -> Result<(Variable, Fr), SynthesisError>;
+
     impl Circuit<Fr> for Parted {
         fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+            self.body(cs, &mut |cs, link, i| link.gadget(cs, i))
+        }
+    }
+
+    impl SinkCircuit for Parted {
+        fn synthesize<CS>(self, cs: &mut CS) -> Result<(), SynthesisError>
+        where
+            CS: ConstraintSystem<Fr>,
+            CS::Root: crate::sink::SinkRoot,
+        {
+            if !self.native {
+                return Circuit::synthesize(self, cs);
+            }
+            self.body(cs, &mut |cs, link, _| Ok(link.native(cs.get_root())))
+        }
+    }
+
+    impl Parted {
+        fn body<CS: ConstraintSystem<Fr>>(
+            self,
+            cs: &mut CS,
+            link: Linker<'_, CS::Root>,
+        ) -> Result<(), SynthesisError> {
             let h = cs.alloc(|| "h", || Ok(Fr::from(self.head)))?;
             let hin = cs.alloc_input(|| "h input", || Ok(Fr::from(self.head)))?;
             cs.enforce(
@@ -774,6 +1064,7 @@ mod tests {
                     );
                 }
                 let mut prev = (x, Fr::from(value));
+                let len = len + usize::from(self.native && self.native_extra == Some(j));
                 for i in 0..len {
                     let coeff = match i % 4 {
                         0 => Fr::ZERO,
@@ -781,22 +1072,23 @@ mod tests {
                         2 => Fr::from(2u64),
                         _ => Fr::from(0x1234_5678 + i as u64),
                     };
-                    let bit = &bits[i % 8];
-                    let bitv = Fr::from(bit.get_value().unwrap_or(false) as u64);
-                    let hv = Fr::from(self.head);
-                    // y = (prev + coeff h + bit) * (h + 2 input) + coeff x
-                    let left = prev.1 + coeff * hv + bitv;
-                    let right = hv + Fr::from(2u64) * hv;
-                    let yv = left * right + coeff * Fr::from(value);
-                    let y = cs.alloc(|| format!("y{i}"), || Ok(yv))?;
-                    cs.enforce(
-                        || format!("c{i}"),
-                        |lc| lc + prev.0 + (coeff, h) + &bit.lc(CS::one(), Fr::ONE),
-                        |lc| lc + h + (Fr::from(2u64), hin),
-                        |lc| lc + y - (coeff, x),
-                    );
-                    prev = (y, yv);
+                    let l = Link {
+                        prev,
+                        coeff,
+                        h: (h, Fr::from(self.head)),
+                        hin,
+                        bit: bits[i % 8].clone(),
+                        x: (x, Fr::from(value)),
+                    };
+                    prev = link(&mut cs, &l, i)?;
                 }
+                // One gadget constraint after the native links (they interleave).
+                cs.enforce(
+                    || "end",
+                    |lc| lc + prev.0,
+                    |lc| lc + CS::one(),
+                    |lc| lc + prev.0,
+                );
             }
             Ok(())
         }
@@ -827,6 +1119,8 @@ mod tests {
                 head_of: None,
                 marker: self.marker,
                 missing: self.missing,
+                native: self.native,
+                native_extra: self.native_extra,
             }
         }
     }
@@ -850,6 +1144,77 @@ mod tests {
         assert_eq!(parted(&one, &key).unwrap(), ordered(&one));
         let other = Parted::new(0x5a, &[(2, 40), (4, 40)]);
         assert_eq!(parted(&other, &key).unwrap(), ordered(&other));
+    }
+
+    /// Parts whose chains go through the sink (with gadget constraints between) fill the
+    /// same assignment as the gadget path: learnt from the gadget circuit's part 0, then
+    /// every part native; learnt from a native part 0 (the sink of ordered synthesis); and
+    /// the native whole circuit synthesized in order.
+    #[test]
+    fn native_parts_equal_gadget_parts() {
+        let c = Parted::new(0x96, &[(3, 40), (5, 40), (7, 40), (11, 40)]);
+        let want = ordered(&c);
+        let mut native = c.clone_whole();
+        native.native = true;
+        assert_eq!(crate::sink::synthesize(native.clone_whole()).unwrap(), want);
+        let key = key();
+        let run = |learn: &Parted| {
+            try_synthesize_parts(
+                &key,
+                4,
+                "part_0",
+                || Ok(learn.part(0)),
+                |j| Ok(native.part(j)),
+            )
+            .unwrap()
+        };
+        assert_eq!(run(&c), want, "learnt from the gadget part");
+        assert!(known_shape(&key).is_some());
+        assert_eq!(run(&c), want, "every part native");
+        parted(&c, &key).unwrap();
+        let key2 = self::key();
+        let r = try_synthesize_parts(
+            &key2,
+            4,
+            "part_0",
+            || Ok(native.part(0)),
+            |j| Ok(native.part(j)),
+        );
+        assert_eq!(r.unwrap(), want, "learnt from a native part");
+    }
+
+    /// A native part that does not fit the shape learnt from the gadget circuit is a
+    /// misfit handed back with the shell; the key keeps its shape (the gadget path still
+    /// synthesizes it in parts).
+    #[test]
+    fn a_native_misfit_is_returned() {
+        let c = Parted::new(0x69, &[(3, 30), (5, 30), (7, 30)]);
+        let want = ordered(&c);
+        let key = key();
+        // Part 1 first (the shape then comes from the gadget part 0), then part 0 (the
+        // shape known, every part native).
+        for extra in [1, 0] {
+            let mut native = c.clone_whole();
+            native.native = true;
+            native.native_extra = Some(extra);
+            let r = try_synthesize_parts(
+                &key,
+                3,
+                "part_0",
+                || Ok(GadgetCircuit(c.part(0))),
+                |j| Ok(native.part(j)),
+            );
+            match r {
+                Err(PartsError::Misfit { why, shell }) => {
+                    assert!(why.contains("more than"), "{why}");
+                    assert_eq!(shell.num_constraints(), 0);
+                }
+                Err(e) => panic!("part {extra} one link longer: {e}"),
+                Ok(_) => panic!("part {extra} one link longer fitted"),
+            }
+        }
+        assert!(known_shape(&key).is_some() && !misfits(&key));
+        assert_eq!(parted(&c, &key).unwrap(), want);
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! [`crate::parts`]) implements it, so native code and upstream gadgets can take turns on
 //! one system.
 
-use bellperson::Index;
+use bellperson::{Circuit, ConstraintSystem, Index, SynthesisError};
 
 use crate::Fr;
 
@@ -36,28 +36,76 @@ pub trait WitnessSink {
 }
 
 impl WitnessSink for crate::ProvingAssignment {
+    #[inline]
     fn next_aux(&self) -> usize {
         self.aux_assignment.len()
     }
 
+    #[inline]
     fn push_aux(&mut self, value: Fr) -> usize {
         self.push_aux_value(value)
     }
 
+    #[inline]
     fn push_constraint(&mut self, a: Fr, b: Fr, c: Fr) {
         self.push_evaluations(a, b, c);
     }
 
+    #[inline]
     fn mark_a(&mut self, var: Index) {
         if let Index::Aux(i) = var {
             self.a_aux_density.set(i);
         }
     }
 
+    #[inline]
     fn mark_b(&mut self, var: Index) {
         match var {
             Index::Aux(i) => self.b_aux_density.set(i),
             Index::Input(i) => self.b_input_density.set(i),
         }
     }
+}
+
+/// The root of a constraint system that native witness code can write to: a sink whose
+/// own root is itself. bellperson's namespaces take their root's root, so only with this
+/// equality does code inside any depth of namespaces still see a sink (every constraint
+/// system of this crate is its own root).
+pub trait SinkRoot: WitnessSink + ConstraintSystem<Fr, Root = Self> {}
+
+impl<T: WitnessSink + ConstraintSystem<Fr, Root = T>> SinkRoot for T {}
+
+/// A circuit whose synthesis may append natively computed witness: bellperson's
+/// `Circuit`, for the constraint systems that are also [`WitnessSink`]s (a `Circuit` must
+/// accept every constraint system, so it cannot ask for the sink).
+pub trait SinkCircuit {
+    /// Synthesizes the circuit into `cs`, through gadgets or the sink at `cs.get_root()`.
+    fn synthesize<CS>(self, cs: &mut CS) -> Result<(), SynthesisError>
+    where
+        CS: ConstraintSystem<Fr>,
+        CS::Root: SinkRoot;
+}
+
+/// A bellperson circuit as a [`SinkCircuit`] (it never uses the sink).
+pub struct GadgetCircuit<C>(pub C);
+
+impl<C: Circuit<Fr>> SinkCircuit for GadgetCircuit<C> {
+    fn synthesize<CS>(self, cs: &mut CS) -> Result<(), SynthesisError>
+    where
+        CS: ConstraintSystem<Fr>,
+        CS::Root: SinkRoot,
+    {
+        self.0.synthesize(cs)
+    }
+}
+
+/// Synthesizes `circuit` in order into a finished assignment, as
+/// [`crate::ProvingAssignment::synthesize`] does for a bellperson circuit (the same
+/// reused assignment, the ONE input first, the input constraints appended).
+pub fn synthesize<C: SinkCircuit>(circuit: C) -> Result<crate::ProvingAssignment, SynthesisError> {
+    let mut cs = crate::recycle::take_shell().unwrap_or_default();
+    cs.alloc_input(|| "one", || Ok(<Fr as ff::Field>::ONE))?;
+    circuit.synthesize(&mut cs)?;
+    cs.finish();
+    Ok(cs)
 }

@@ -1,16 +1,46 @@
 //! `filprove synthesize`: witness synthesis alone, timed (no parameters, no GPU): how fast
-//! this machine's CPUs turn a request into partitions, and a check that the parallel
-//! synthesis of PoRep's challenges gives exactly what ordered synthesis gives.
+//! this machine's CPUs turn a request into partitions, and a check that every way of
+//! synthesizing a PoRep partition (in order, challenges in parallel through the upstream
+//! gadgets, through the circuit twin) gives exactly the same assignment.
 
 use std::time::Instant;
 
 use anyhow::{bail, Result};
-use clap::Args;
+use clap::{Args, ValueEnum};
 use rayon::prelude::*;
 
-use filprove_filecoin::ProofKind;
+use filprove_filecoin::{Partition, ProofKind, ProofRequest, SynthesisPath};
 
 use super::prove::RequestArgs;
+
+/// A way of synthesizing a PoRep partition (other kinds have one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PathArg {
+    /// Challenges in parallel through filprove's circuit twin (production).
+    Twin,
+    /// Challenges in parallel through storage-proofs' gadgets.
+    Gadgets,
+    /// In constraint order on one thread, as filecoin-proofs does.
+    InOrder,
+}
+
+impl PathArg {
+    fn path(self) -> SynthesisPath {
+        match self {
+            PathArg::Twin => SynthesisPath::Twin,
+            PathArg::Gadgets => SynthesisPath::Gadgets,
+            PathArg::InOrder => SynthesisPath::InOrder,
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            PathArg::Twin => "twin, challenges in parallel",
+            PathArg::Gadgets => "gadgets, challenges in parallel",
+            PathArg::InOrder => "in order",
+        }
+    }
+}
 
 /// Arguments of `filprove synthesize`.
 #[derive(Args, Debug)]
@@ -21,14 +51,16 @@ pub struct SynthesizeArgs {
     #[arg(long, default_value_t = 0)]
     pub partition: usize,
     /// Timed syntheses (the first of a PoRep seal proof in a process also learns the
-    /// shape of its challenges, so it runs challenge 0 in order).
+    /// shape of its challenges, so it runs challenge 0 in order through the gadgets).
     #[arg(long, default_value_t = 3)]
     pub runs: usize,
-    /// Synthesize in constraint order on one thread, as filecoin-proofs does.
-    #[arg(long)]
-    pub in_order: bool,
-    /// Then synthesize the partition in order too and fail unless both assignments are
-    /// equal, field for field (needs memory for two partitions).
+    /// How a PoRep partition is synthesized.
+    #[arg(long, value_enum, default_value_t = PathArg::Twin)]
+    pub path: PathArg,
+    /// Then synthesize the partition along the gadget path (old), the twin (new) and in
+    /// order (the reference), report the time per constraint of each side by side, and
+    /// fail unless every assignment is equal, field for field (needs memory for two
+    /// partitions).
     #[arg(long)]
     pub check: bool,
 }
@@ -37,31 +69,22 @@ pub struct SynthesizeArgs {
 pub fn run(args: SynthesizeArgs) -> Result<()> {
     let req = args.input.load()?;
     let k = args.partition;
-    // Only PoRep's circuits are synthesized in parts (WindowPoSt's sectors are parallel in
+    let porep = req.kind() == ProofKind::PoRep;
+    // Only PoRep's circuits have paths (WindowPoSt's sectors are parallel in
     // storage-proofs itself).
-    let parted =
-        !args.in_order && filprove_groth16::parts::enabled() && req.kind() == ProofKind::PoRep;
-    let mode = if parted {
-        "challenges in parallel"
-    } else {
-        "in order"
-    };
+    let path = if porep { args.path } else { PathArg::InOrder };
+    let mode = path.describe();
     let mut last = None;
     for run in 1..=args.runs.max(1) {
-        let t = Instant::now();
-        let p = if args.in_order {
-            req.synthesize_in_order(k)?
-        } else {
-            req.synthesize(k)?
-        };
-        let secs = t.elapsed().as_secs_f64();
+        let (p, secs) = timed(&req, k, path)?;
         let n = p.assignment.num_constraints();
         println!(
             "{} partition {k} ({mode}), run {run}: {n} constraints, {} aux in {secs:.3} s \
-             ({:.2} M constraints/s)",
+             ({:.2} M constraints/s, {:.0} ns/constraint)",
             req.kind(),
             p.assignment.aux_assignment.len(),
-            n as f64 / secs / 1e6
+            n as f64 / secs / 1e6,
+            secs * 1e9 / n as f64,
         );
         if run == 1 {
             let a = &p.assignment;
@@ -80,13 +103,45 @@ pub fn run(args: SynthesizeArgs) -> Result<()> {
     }
     if args.check {
         let got = last.expect("at least one run");
-        let t = Instant::now();
-        let want = req.synthesize_in_order(k)?;
-        let secs = t.elapsed().as_secs_f64();
-        if got.assignment != want.assignment || got.public_inputs != want.public_inputs {
-            bail!("partition {k}: the {mode} synthesis differs from ordered synthesis");
+        let others: &[PathArg] = if porep {
+            &[PathArg::Gadgets, PathArg::Twin, PathArg::InOrder]
+        } else {
+            &[PathArg::InOrder]
+        };
+        let mut times = Vec::new();
+        for &other in others {
+            let fallbacks = filprove_filecoin::twin_fallbacks();
+            let (p, secs) = timed(&req, k, other)?;
+            if other == PathArg::Twin && filprove_filecoin::twin_fallbacks() != fallbacks {
+                bail!("partition {k}: the circuit twin fell back to the gadgets (see the log)");
+            }
+            if p.assignment != got.assignment || p.public_inputs != got.public_inputs {
+                bail!(
+                    "partition {k}: the {} synthesis differs from the {mode} one",
+                    other.describe()
+                );
+            }
+            times.push((other, secs, p.assignment.num_constraints()));
         }
-        println!("partition {k}: equal to ordered synthesis ({secs:.3} s)");
+        let side_by_side: Vec<String> = times
+            .iter()
+            .map(|(p, secs, n)| {
+                format!(
+                    "{} {:.0} ns/constraint ({secs:.3} s)",
+                    p.describe(),
+                    secs * 1e9 / *n as f64
+                )
+            })
+            .collect();
+        println!("partition {k}: {}", side_by_side.join(" | "));
+        println!("partition {k}: every path is equal to ordered synthesis");
     }
     Ok(())
+}
+
+/// Partition `k` synthesized along `path`, and the seconds it took.
+fn timed(req: &ProofRequest, k: usize, path: PathArg) -> Result<(Partition, f64)> {
+    let t = Instant::now();
+    let p = req.synthesize_with(k, path.path())?;
+    Ok((p, t.elapsed().as_secs_f64()))
 }

@@ -11,6 +11,7 @@ use serde::de::DeserializeOwned;
 use crate::error::FilecoinError;
 
 pub(crate) mod porep;
+pub(crate) mod porep_twin;
 pub(crate) mod post;
 pub(crate) mod update;
 
@@ -29,6 +30,24 @@ macro_rules! with_tree {
     };
 }
 pub(crate) use with_tree;
+
+pub use porep::twin_fallbacks;
+
+/// How a PoRep partition is synthesized (the other proof kinds have one way).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SynthesisPath {
+    /// In constraint order on one thread, through storage-proofs' circuit, as
+    /// filecoin-proofs synthesizes (the reference).
+    InOrder,
+    /// The challenges in parallel ([`filprove_groth16::parts`]), each through
+    /// storage-proofs' circuit.
+    Gadgets,
+    /// The challenges in parallel through filprove's twin of the circuit, whose SHA-256
+    /// parts can be computed natively; a partition the twin cannot synthesize goes the
+    /// [`SynthesisPath::Gadgets`] way (counted by [`twin_fallbacks`]).
+    #[default]
+    Twin,
+}
 
 /// One partition, ready for a backend: its witness and its public inputs (without ONE).
 #[derive(Debug)]
@@ -85,7 +104,7 @@ pub(crate) fn contain_panic<T>(
 }
 
 /// A panic's message, clipped: assertions in the gadgets print the values they compared.
-fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
+pub(crate) fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
     if let Some(s) = p.downcast_ref::<&str>() {
         format!("panicked: {}", crate::excerpt::clip(s))
     } else if let Some(s) = p.downcast_ref::<String>() {

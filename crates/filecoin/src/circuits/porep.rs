@@ -2,6 +2,10 @@
 //! `seal_commit_phase2` builds them.
 
 use std::any::Any;
+use std::collections::HashSet;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use bellperson::SynthesisError;
 use filecoin_hashers::{Domain, Hasher};
@@ -12,7 +16,9 @@ use filecoin_proofs::{
 use filecoin_proofs_api::seal::{SealCommitPhase1Output, SealCommitPhase2Output, VanillaSealProof};
 use filecoin_proofs_api::{RegisteredAggregationProof, RegisteredSealProof};
 use filprove_groth16::keygen::R1csAssembly;
-use filprove_groth16::{parts, Bls12, Fr};
+use filprove_groth16::parts::{self, PartsError};
+use filprove_groth16::sink::GadgetCircuit;
+use filprove_groth16::{cancel, recycle, Bls12, Fr, ProvingAssignment};
 use rayon::prelude::*;
 use storage_proofs_core::merkle::MerkleProofTrait;
 use storage_proofs_core::{compound_proof::CompoundProof, proof::ProofScheme};
@@ -20,10 +26,14 @@ use storage_proofs_porep::stacked::{
     self, generate_replica_id, Challenges, StackedCircuit, StackedCompound, StackedDrg,
 };
 
+use super::porep_twin::{ChallengeHashes, ChallengeWitness, Head, NativeHashes, TwinCircuit};
 use super::{
     contain_panic, no_panic, synth_err, synthesize_circuit, synthesize_guarded, with_tree,
-    CircuitShape, Partition,
+    CircuitShape, Partition, SynthesisPath,
 };
+
+/// What the twin's SHA-256 parts go through in production.
+type ProductionHashes = NativeHashes;
 use crate::error::FilecoinError;
 
 type RawProof<Tree> = stacked::Proof<Tree, DefaultPieceHasher>;
@@ -179,27 +189,56 @@ fn validate_inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
     Ok(())
 }
 
-/// Circuit and public inputs of partition `k`; `parted`: its challenges synthesized in
-/// parallel ([`parts`]), else in order.
+/// Circuit and public inputs of partition `k`, synthesized along `path`.
 pub(crate) fn synthesize(
     c1: &SealCommitPhase1Output,
     k: usize,
-    parted: bool,
+    path: SynthesisPath,
 ) -> Result<Partition, FilecoinError> {
     with_tree!(
         u64::from(c1.registered_proof.sector_size()),
         synthesize_inner,
         c1,
         k,
-        parted
+        path
     )
+}
+
+/// Partitions the twin could not synthesize (synthesized by the gadget path instead).
+static TWIN_FALLBACKS: AtomicU64 = AtomicU64::new(0);
+
+/// How many PoRep partitions this process meant to synthesize through the circuit twin
+/// ([`SynthesisPath::Twin`]) but synthesized through the upstream gadgets, because the
+/// twin failed or did not fit (each is also logged as a warning). Zero in a healthy process.
+pub fn twin_fallbacks() -> u64 {
+    TWIN_FALLBACKS.load(Ordering::Relaxed)
+}
+
+/// Seal proofs whose twin parts did not fit the upstream shape: the twin is not tried for
+/// them again in this process (a misfit is a property of the circuit, not of the input).
+fn twin_misfits() -> &'static Mutex<HashSet<String>> {
+    static SET: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
+    SET.get_or_init(Default::default)
 }
 
 fn synthesize_inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
     c1: &SealCommitPhase1Output,
     k: usize,
-    parted: bool,
+    path: SynthesisPath,
 ) -> Result<Partition, FilecoinError> {
+    synthesize_partition::<Tree, ProductionHashes>(c1, k, path)
+}
+
+/// [`synthesize`], the twin's SHA-256 parts through `Hs`.
+pub(super) fn synthesize_partition<Tree, Hs>(
+    c1: &SealCommitPhase1Output,
+    k: usize,
+    path: SynthesisPath,
+) -> Result<Partition, FilecoinError>
+where
+    Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>,
+    Hs: ChallengeHashes,
+{
     let config = config(c1.registered_proof)?;
     let proofs = raw_proofs::<Tree>(&c1.vanilla_proofs)?;
     let vanilla = proofs.get(k).ok_or(FilecoinError::PartitionOutOfRange {
@@ -220,7 +259,7 @@ fn synthesize_inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>
             Some(k),
         )
     };
-    // Built up front on both paths: it checks that every challenge carries the same
+    // Built up front on every path: it checks that every challenge carries the same
     // comm_c and comm_r_last, which the one-challenge circuits cannot, so a corrupt input
     // is a typed error here rather than a misfit of the parts.
     let whole = circuit(vanilla).map_err(|e| synth_err(k, e))?;
@@ -230,35 +269,141 @@ fn synthesize_inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>
         Some(k),
     )
     .map_err(|e| synth_err(k, e))?;
-    if !parted {
-        return Ok(Partition {
-            assignment: synthesize_circuit(whole, k)?,
-            public_inputs,
-        });
-    }
+    let one_challenge = |j: usize| {
+        circuit(&vec![vanilla[j].clone()]).map_err(|e| {
+            SynthesisError::IoError(std::io::Error::other(format!(
+                "the circuit of challenge {j}: {e:#}"
+            )))
+        })
+    };
     // The challenges in parallel: the circuit of one challenge is the partition's head
     // (replica id, commitments, comm_r = H(comm_c, comm_r_last)) and that challenge's
     // proof, in the namespace "challenge_0" (docs/architecture.md, "Synthesis").
     let key = format!("porep {:?}", c1.registered_proof);
-    let assignment = synthesize_guarded(k, || {
-        parts::synthesize_parts(
-            &key,
-            vanilla.len(),
-            "challenge_0",
-            |j| {
-                circuit(&vec![vanilla[j].clone()]).map_err(|e| {
-                    SynthesisError::IoError(std::io::Error::other(format!(
-                        "the circuit of challenge {j}: {e:#}"
-                    )))
+    let gadgets = |whole, shell: Option<ProvingAssignment>| {
+        let (r, _) = recycle::with_shell(shell, || {
+            synthesize_guarded(k, || {
+                parts::synthesize_parts(&key, vanilla.len(), "challenge_0", one_challenge, || {
+                    Ok(whole)
                 })
-            },
-            || Ok(whole),
-        )
-    })?;
+            })
+        });
+        r
+    };
+    let assignment = match path {
+        SynthesisPath::InOrder => synthesize_circuit(whole, k)?,
+        SynthesisPath::Gadgets => gadgets(whole, None)?,
+        SynthesisPath::Twin => match twin::<Tree, Hs>(&key, k, vanilla, &pub_inputs, || {
+            one_challenge(0)
+        }) {
+            Ok(assignment) => assignment,
+            Err(TwinFailure::Error(e)) => return Err(e),
+            Err(TwinFailure::Fallback(why, shell)) => {
+                TWIN_FALLBACKS.fetch_add(1, Ordering::Relaxed);
+                log::warn!("PoRep partition {k}: synthesized through the upstream gadgets ({why})");
+                gadgets(whole, shell.map(|s| *s))?
+            }
+        },
+    };
     Ok(Partition {
         assignment,
         public_inputs,
     })
+}
+
+/// The values of a partition's head, as storage-proofs' compound proof takes them (the
+/// commitments of trees R and C from the first challenge; the whole circuit, built first,
+/// checked that every challenge carries the same).
+fn twin_head<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
+    pub_inputs: &PubInputs,
+    first: &RawProof<Tree>,
+) -> Head {
+    let tau = pub_inputs.tau.as_ref();
+    Head {
+        replica_id: pub_inputs.replica_id.into(),
+        comm_d: tau.map(|t| t.comm_d.into()).unwrap_or_default(),
+        comm_r: tau.map(|t| t.comm_r.into()).unwrap_or_default(),
+        comm_r_last: first.comm_r_last().into(),
+        comm_c: first.comm_c().into(),
+    }
+}
+
+/// Why the twin did not give a partition.
+enum TwinFailure {
+    /// An error to return as it is (a cancellation).
+    Error(FilecoinError),
+    /// The gadget path is to synthesize the partition instead: why, and the assignment
+    /// to fill.
+    Fallback(String, Option<Box<ProvingAssignment>>),
+}
+
+/// Partition `k` through the circuit twin: the head and each challenge's twin in parallel,
+/// held to the shape of the upstream circuit of one challenge (`upstream_part_0`, which
+/// gives the shape and challenge 0 when the seal proof's shape is not known yet).
+fn twin<Tree, Hs>(
+    key: &str,
+    k: usize,
+    vanilla: &[RawProof<Tree>],
+    pub_inputs: &PubInputs,
+    upstream_part_0: impl FnOnce() -> Result<StackedCircuit<Tree, DefaultPieceHasher>, SynthesisError>,
+) -> Result<ProvingAssignment, TwinFailure>
+where
+    Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>,
+    Hs: ChallengeHashes,
+{
+    // The shape is the upstream circuit's (one key for both paths); a misfit is the twin's.
+    let twin_key = format!("{key} {}", std::any::type_name::<Hs>());
+    let refused = twin_misfits()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .contains(&twin_key);
+    if refused {
+        let why = "the circuit twin did not fit this seal proof".to_string();
+        return Err(TwinFailure::Fallback(why, None));
+    }
+    let first = vanilla
+        .first()
+        .ok_or_else(|| TwinFailure::Fallback("no challenges".into(), None))?;
+    let head = twin_head(pub_inputs, first);
+    let twin = catch_unwind(AssertUnwindSafe(|| {
+        parts::try_synthesize_parts(
+            key,
+            vanilla.len(),
+            "challenge_0",
+            || upstream_part_0().map(GadgetCircuit),
+            |j| {
+                let challenge = ChallengeWitness::new(&vanilla[j])?;
+                Ok(TwinCircuit::<Tree, Hs>::new(head, vec![challenge]))
+            },
+        )
+    }));
+    match twin {
+        Ok(Ok(assignment)) => Ok(assignment),
+        Ok(Err(PartsError::Circuit(e))) if cancel::is_cancellation(&e) => {
+            Err(TwinFailure::Error(FilecoinError::SynthesisFailed {
+                partition: k,
+                message: e.to_string(),
+            }))
+        }
+        Ok(Err(PartsError::Misfit { why, shell })) => {
+            twin_misfits()
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(twin_key);
+            Err(TwinFailure::Fallback(
+                format!("the circuit twin does not fit: {why}"),
+                Some(shell),
+            ))
+        }
+        Ok(Err(PartsError::Circuit(e))) => Err(TwinFailure::Fallback(
+            format!("the circuit twin failed: {e}"),
+            None,
+        )),
+        Err(panic) => Err(TwinFailure::Fallback(
+            format!("the circuit twin {}", super::panic_message(&panic)),
+            None,
+        )),
+    }
 }
 
 /// The blank circuit of a seal proof (for parameter generation and shapes).
@@ -443,4 +588,122 @@ pub(crate) fn all_public_inputs(
             .collect()
     }
     with_tree!(u64::from(c1.registered_proof.sector_size()), inner, c1)
+}
+
+#[cfg(test)]
+mod tests {
+    use bellperson::gadgets::boolean::Boolean;
+    use bellperson::gadgets::num::AllocatedNum;
+    use bellperson::ConstraintSystem;
+    use filecoin_proofs::SectorShapeBase as Tree;
+    use filprove_groth16::sink::SinkRoot;
+    use storage_proofs_core::gadgets::uint64::UInt64;
+
+    use super::super::porep_twin::{PathOptions, UpstreamHashes};
+    use super::*;
+
+    fn c1(seed: u64) -> SealCommitPhase1Output {
+        crate::virtual_sector::porep_c1(2 << 10, seed).unwrap()
+    }
+
+    /// The twin of a whole partition (head and every challenge) synthesized in order,
+    /// through either seam, equals storage-proofs' circuit synthesized in order.
+    #[test]
+    fn the_twin_in_order_equals_the_upstream_circuit() {
+        let c1 = c1(5);
+        let proofs = raw_proofs::<Tree>(&c1.vanilla_proofs).unwrap();
+        let vanilla = &proofs[0];
+        let head = twin_head(&public_inputs(&c1).unwrap(), &vanilla[0]);
+        let challenges: Vec<_> = vanilla
+            .iter()
+            .map(ChallengeWitness::new)
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(challenges.len(), 2);
+        let want = synthesize(&c1, 0, SynthesisPath::InOrder).unwrap();
+        let upstream = TwinCircuit::<Tree, UpstreamHashes>::new(head, challenges.clone());
+        let native = TwinCircuit::<Tree, NativeHashes>::new(head, challenges);
+        for (seam, got) in [
+            ("upstream", filprove_groth16::sink::synthesize(upstream)),
+            ("native", filprove_groth16::sink::synthesize(native)),
+        ] {
+            let got = got.unwrap();
+            assert_eq!(got.num_constraints(), want.assignment.num_constraints());
+            assert!(
+                got == want.assignment,
+                "the {seam} twin's assignment differs"
+            );
+        }
+    }
+
+    /// A seam that breaks the twin: `EXTRA` adds a constraint after each label (a twin
+    /// that does not fit), otherwise tree D's inclusion fails.
+    struct Broken<const EXTRA: bool>;
+
+    impl<const EXTRA: bool> ChallengeHashes for Broken<EXTRA> {
+        fn create_label<CS>(
+            mut cs: CS,
+            replica_id: &[Boolean],
+            parents: Vec<Vec<Boolean>>,
+            layer_index: u32,
+            node: &UInt64,
+        ) -> Result<AllocatedNum<Fr>, SynthesisError>
+        where
+            CS: ConstraintSystem<Fr>,
+            CS::Root: SinkRoot,
+        {
+            let ns = cs.namespace(|| "upstream");
+            let label = UpstreamHashes::create_label(ns, replica_id, parents, layer_index, node)?;
+            if EXTRA {
+                let v = label.get_variable();
+                cs.enforce(|| "extra", |lc| lc + v, |lc| lc + CS::one(), |lc| lc + v);
+            }
+            Ok(label)
+        }
+
+        fn tree_d_inclusion<CS>(
+            cs: CS,
+            path: PathOptions,
+            root: &AllocatedNum<Fr>,
+            leaf: &AllocatedNum<Fr>,
+        ) -> Result<(), SynthesisError>
+        where
+            CS: ConstraintSystem<Fr>,
+            CS::Root: SinkRoot,
+        {
+            if !EXTRA {
+                return Err(SynthesisError::Unsatisfiable);
+            }
+            UpstreamHashes::tree_d_inclusion(cs, path, root, leaf)
+        }
+    }
+
+    /// A twin that fails or does not fit leaves the partition to the gadget path (the
+    /// same assignment), counted; a misfit is remembered for the seam (refused at once
+    /// the second time), a failure is not; the production twin is unaffected.
+    #[test]
+    fn a_broken_twin_falls_back_to_the_gadgets() {
+        let c1 = c1(6);
+        let want = synthesize(&c1, 0, SynthesisPath::InOrder).unwrap();
+        let key = format!("porep {:?}", c1.registered_proof);
+        let refused = |hs: &str| {
+            let twin_key = format!("{key} {hs}");
+            twin_misfits().lock().unwrap().contains(&twin_key)
+        };
+        let before = twin_fallbacks();
+        for _ in 0..2 {
+            let got = synthesize_partition::<Tree, Broken<true>>(&c1, 0, SynthesisPath::Twin);
+            assert!(got.unwrap().assignment == want.assignment);
+            let got = synthesize_partition::<Tree, Broken<false>>(&c1, 0, SynthesisPath::Twin);
+            assert!(got.unwrap().assignment == want.assignment);
+        }
+        // Other tests run alongside (none of them falls back).
+        assert!(twin_fallbacks() >= before + 4);
+        assert!(refused(std::any::type_name::<Broken<true>>()));
+        assert!(!refused(std::any::type_name::<Broken<false>>()));
+        let got = synthesize(&c1, 0, SynthesisPath::Twin).unwrap();
+        assert!(got.assignment == want.assignment);
+        assert!(!refused(std::any::type_name::<ProductionHashes>()));
+        assert!(parts::known_shape(&key).is_some());
+    }
 }
