@@ -40,6 +40,8 @@ pub struct Metrics {
     pub partition_buffers: IntCounterVec,
     /// Kept partition buffers freed beyond the pool's bound.
     pub partition_buffers_released: IntCounter,
+    /// PoRep partitions the circuit twin could not synthesize (gadgets instead).
+    pub twin_fallbacks: IntCounter,
     /// Jobs proved a second time, by `kind`.
     pub proof_retries: IntCounterVec,
     /// Seconds per completed job in each `stage`, by `kind`.
@@ -151,6 +153,12 @@ impl Metrics {
                 &r,
                 "filprove_partition_buffers_released_total",
                 "Partition buffers kept beyond the pool's bound (reused_partition_buffers) and freed once no prover was staging or proving.",
+                IntCounter::with_opts,
+            )?,
+            twin_fallbacks: family(
+                &r,
+                "filprove_synthesis_twin_fallbacks_total",
+                "PoRep partitions that the circuit twin (native SHA-256 witness) could not synthesize and that went through storage-proofs' gadgets instead.",
                 IntCounter::with_opts,
             )?,
             proof_retries: family(
@@ -285,6 +293,10 @@ impl Metrics {
         bytes(&self.srs_resident, now.srs_resident_bytes);
         bytes(&self.srs_budget, now.srs_budget_bytes);
         self.uptime.set(now.uptime.as_secs_f64());
+        // A process-wide count kept by the Filecoin crate; the counter follows it.
+        let fallbacks = filprove_filecoin::twin_fallbacks();
+        self.twin_fallbacks
+            .inc_by(fallbacks.saturating_sub(self.twin_fallbacks.get()));
         self.gpus.update(&crate::gpu_sampler::latest_samples());
         let mut out = Vec::new();
         if let Err(e) = TextEncoder::new().encode(&self.registry.gather(), &mut out) {

@@ -243,12 +243,7 @@ impl ProofRequest {
     /// Builds and synthesizes partition `partition` (0-based). Independent partitions may be
     /// synthesized in parallel from several threads.
     pub fn synthesize(&self, partition: usize) -> Result<Partition, FilecoinError> {
-        let path = if filprove_groth16::parts::enabled() {
-            SynthesisPath::Twin
-        } else {
-            SynthesisPath::InOrder
-        };
-        self.synthesize_with(partition, path)
+        self.synthesize_with(partition, SynthesisPath::Twin)
     }
 
     /// [`ProofRequest::synthesize`] in constraint order on one thread, as filecoin-proofs

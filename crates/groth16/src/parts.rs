@@ -32,13 +32,6 @@ use crate::density::DensityBits;
 use crate::sink::{GadgetCircuit, SinkCircuit, WitnessSink};
 use crate::{cancel, recycle, Fr, ProvingAssignment};
 
-/// Whether parted circuits are synthesized part by part in parallel: yes, unless
-/// `FILPROVE_SYNTH_PARTS=0` (A/B runs; both give the same assignment), read once.
-pub fn enabled() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("FILPROVE_SYNTH_PARTS").map_or(true, |v| v.trim() != "0"))
-}
-
 /// Lengths of an assignment, or of a piece of one.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Lengths {
