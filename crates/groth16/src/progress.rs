@@ -19,6 +19,11 @@ pub trait Progress: Sync {
     fn phase(&self, name: &str, total: Option<u64>, unit: ProgressUnit);
     /// `n` more units of the current phase are done.
     fn advance(&self, n: u64);
+    /// Whether anyone sees the reports. Work that would split itself only to report
+    /// (parameter points made a piece at a time) runs whole when no one does.
+    fn shown(&self) -> bool {
+        true
+    }
 }
 
 /// Reports to no one.
@@ -28,6 +33,9 @@ pub struct NoProgress;
 impl Progress for NoProgress {
     fn phase(&self, _: &str, _: Option<u64>, _: ProgressUnit) {}
     fn advance(&self, _: u64) {}
+    fn shown(&self) -> bool {
+        false
+    }
 }
 
 /// One phase as [`RecordedProgress`] kept it.

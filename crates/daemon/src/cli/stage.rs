@@ -76,6 +76,10 @@ impl Progress for Stage {
     fn advance(&self, n: u64) {
         self.progress.inc(n);
     }
+
+    fn shown(&self) -> bool {
+        !self.progress.is_hidden()
+    }
 }
 
 #[cfg(test)]
