@@ -69,15 +69,7 @@ pub(crate) fn and_not_code<S: WitnessSink>(
     y: u64,
     yv: bool,
 ) -> u64 {
-    let r = xv & !yv;
-    let i = s.push_aux(k.bit(r));
-    s.push_constraint(k.bit(xv), k.bit(!yv), k.bit(r));
-    mark_a_code(s, x);
-    if y != ONE_CODE {
-        s.mark_b(Index::Input(0));
-        mark_b_code(s, y);
-    }
-    (i as u64) << 1
+    times_not_y(s, k, x, xv, y, yv)
 }
 
 /// `AllocatedBit::nor(x, y)`: `(1 - x) * (1 - y) = r`.
@@ -90,9 +82,16 @@ pub(crate) fn nor_code<S: WitnessSink>(
     y: u64,
     yv: bool,
 ) -> u64 {
-    let r = !xv & !yv;
+    times_not_y(s, k, x, !xv, y, yv)
+}
+
+/// The constraint `A * (1 - y) = r` of and_not (A = x) and nor (A = 1 - x), `av` the
+/// value of A: r is allocated, x marked in A, ONE and y in B (unless y is ONE itself).
+#[inline]
+fn times_not_y<S: WitnessSink>(s: &mut S, k: &Consts, x: u64, av: bool, y: u64, yv: bool) -> u64 {
+    let r = av & !yv;
     let i = s.push_aux(k.bit(r));
-    s.push_constraint(k.bit(!xv), k.bit(!yv), k.bit(r));
+    s.push_constraint(k.bit(av), k.bit(!yv), k.bit(r));
     mark_a_code(s, x);
     if y != ONE_CODE {
         s.mark_b(Index::Input(0));

@@ -138,47 +138,44 @@ impl UInt32 {
     /// `UInt32::sha256_ch`.
     #[inline]
     pub fn sha256_ch<S: WitnessSink>(s: &mut S, a: &Self, b: &Self, c: &Self) -> Self {
-        let k = Consts::get();
-        let mut bits = [Lit::FALSE; 32];
-        for (j, out) in bits.iter_mut().enumerate() {
-            *out = ch_lit(
-                s,
-                k,
-                a.bits[j],
-                (a.value >> j) & 1 == 1,
-                b.bits[j],
-                (b.value >> j) & 1 == 1,
-                c.bits[j],
-                (c.value >> j) & 1 == 1,
-            );
-        }
-        UInt32 {
-            bits,
-            value: (a.value & b.value) ^ (!a.value & c.value),
-        }
+        let value = (a.value & b.value) ^ (!a.value & c.value);
+        Self::bitwise3(s, a, b, c, value, ch_lit)
     }
 
     /// `UInt32::sha256_maj`.
     #[inline]
     pub fn sha256_maj<S: WitnessSink>(s: &mut S, a: &Self, b: &Self, c: &Self) -> Self {
+        let value = (a.value & b.value) ^ (a.value & c.value) ^ (b.value & c.value);
+        Self::bitwise3(s, a, b, c, value, maj_lit)
+    }
+
+    /// `op` on the bits of `a`, `b`, `c`, low bit first (as bellperson's loop), giving
+    /// `value`.
+    #[inline]
+    fn bitwise3<S: WitnessSink>(
+        s: &mut S,
+        a: &Self,
+        b: &Self,
+        c: &Self,
+        value: u32,
+        op: impl Fn(&mut S, &Consts, Lit, bool, Lit, bool, Lit, bool) -> Lit,
+    ) -> Self {
         let k = Consts::get();
+        let bit = |w: &Self, j: usize| (w.value >> j) & 1 == 1;
         let mut bits = [Lit::FALSE; 32];
         for (j, out) in bits.iter_mut().enumerate() {
-            *out = maj_lit(
+            *out = op(
                 s,
                 k,
                 a.bits[j],
-                (a.value >> j) & 1 == 1,
+                bit(a, j),
                 b.bits[j],
-                (b.value >> j) & 1 == 1,
+                bit(b, j),
                 c.bits[j],
-                (c.value >> j) & 1 == 1,
+                bit(c, j),
             );
         }
-        UInt32 {
-            bits,
-            value: (a.value & b.value) ^ (a.value & c.value) ^ (b.value & c.value),
-        }
+        UInt32 { bits, value }
     }
 
     /// `UInt32::addmany`: the sum modulo 2^32 of 2 to 10 operands. Unless every bit of
