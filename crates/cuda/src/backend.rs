@@ -54,19 +54,27 @@ pub struct CudaBackend {
 #[derive(Default)]
 struct State {
     resident: ResidentSet,
+    /// Every reservation, the running region's working memory included.
     reserved: u64,
+    /// Of `reserved`, the working memory of the region that runs (one at a time).
+    working: u64,
 }
 
 /// Bytes reserved against the budget until dropped.
 struct Reservation {
     state: Arc<Mutex<State>>,
     bytes: u64,
+    /// A region's working memory (counted in `State::working` too).
+    working: bool,
 }
 
 impl Drop for Reservation {
     fn drop(&mut self) {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         st.reserved = st.reserved.saturating_sub(self.bytes);
+        if self.working {
+            st.working = st.working.saturating_sub(self.bytes);
+        }
     }
 }
 
@@ -92,6 +100,7 @@ impl CudaBackend {
     pub fn with_options(ordinal: usize, opts: CudaOptions) -> Result<Self, ProveError> {
         let gpu = Gpu::open(ordinal)?.with_msm_tuning(opts.msm);
         gpu.set_probing(opts.step_timings);
+        gpu.release_pooled();
         let (free, _) = gpu.mem_info()?;
         let auto = (free as u64).saturating_sub(MARGIN_BYTES + free as u64 / 50);
         let budget = opts.vram_budget.map_or(auto, |b| b.min(auto));
@@ -181,6 +190,11 @@ impl CudaBackend {
 
     /// Reserves `bytes`, evicting idle resident parameters if needed.
     fn reserve(&self, bytes: u64, evict: bool) -> Option<Reservation> {
+        self.reserve_as(bytes, evict, false)
+    }
+
+    /// [`Self::reserve`], for a region's working memory when `working`.
+    fn reserve_as(&self, bytes: u64, evict: bool, working: bool) -> Option<Reservation> {
         let mut st = lock(&self.state);
         while st.resident.bytes() + st.reserved + bytes > self.budget {
             if !evict || st.resident.evict_one().is_none() {
@@ -188,9 +202,13 @@ impl CudaBackend {
             }
         }
         st.reserved += bytes;
+        if working {
+            st.working += bytes;
+        }
         Some(Reservation {
             state: self.state.clone(),
             bytes,
+            working,
         })
     }
 
@@ -288,10 +306,12 @@ impl CudaBackend {
         };
         let need = plan.staged_bytes;
         {
+            // After this staging, one region's working memory must still fit: the one
+            // that runs now (already reserved) or the next.
             let st = lock(&self.state);
-            if st.resident.bytes() + st.reserved + need + srs_to_come + plan.working_extra()
-                > self.budget
-            {
+            let others = st.reserved - st.working;
+            let working = st.working.max(plan.working_extra());
+            if st.resident.bytes() + others + need + srs_to_come + working > self.budget {
                 report
                     .fallbacks
                     .push("uploads inside the kernel region: the staging slots are in use".into());
@@ -385,8 +405,12 @@ impl CudaBackend {
                     HostPath::Pageable => None,
                     _ => Some(self.bounce(&mut guard)?),
                 };
+                // Page-locking here would hold the region for ~0.45 s per fresh GB (16.7
+                // GB of a 32 GiB partition: 6.7 s measured on the H200); the bounce
+                // buffers send it at copy speed, and a later region registers it in
+                // pieces while its kernels run (`pin_unpinned`).
                 let mut p =
-                    stage::stage(gpu, s, asg, shape.lg, path, bounce, "upload", &mut || true)?;
+                    stage::stage(gpu, s, asg, shape.lg, path, bounce, "upload", &mut || false)?;
                 if !self.opts.prestage {
                     report
                         .fallbacks
@@ -397,7 +421,7 @@ impl CudaBackend {
             }
         };
         let work_hold = self
-            .reserve(plan.working_extra(), true)
+            .reserve_as(plan.working_extra(), true, true)
             .ok_or_else(|| self.oom(plan.working_extra()))?;
 
         let mut marks: Vec<(&'static str, CudaEvent)> = Vec::new();

@@ -477,6 +477,29 @@ impl Gpu {
         }
     }
 
+    /// Gives the device's memory pool's unused memory back to the driver (the pool keeps
+    /// freed memory, `isolate_streams_in_pool`): memory that earlier work in this process
+    /// (parameter generation) freed counts as free again. Best effort.
+    pub fn release_pooled(&self) {
+        use cudarc::driver::sys;
+        if self.bind().is_err() || self.ctx.synchronize().is_err() {
+            return;
+        }
+        let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+        // SAFETY: plain driver calls on this context's device; trimming releases only
+        // memory no allocation holds.
+        unsafe {
+            if sys::cuDeviceGetDefaultMemPool(&mut pool, self.ctx.cu_device())
+                == CUresult::CUDA_SUCCESS
+            {
+                let r = sys::cuMemPoolTrimTo(pool, 0);
+                if r != CUresult::CUDA_SUCCESS {
+                    log::debug!("{}: cuMemPoolTrimTo: {r:?}", self.name);
+                }
+            }
+        }
+    }
+
     /// (free, total) device memory in bytes.
     pub fn mem_info(&self) -> Result<(usize, usize), ProveError> {
         self.ctx

@@ -14,9 +14,10 @@
 //! (tests below, and the Filecoin crate's on real PoRep circuits).
 //!
 //! Where part `j` begins is a top-level namespace named `marker` (the first one so named).
-//! The shape of head and part is learnt once per `key` and process: the first synthesis
-//! of a key runs part 0 in order (learning the shape) and the rest in parallel; later ones
-//! run every part in parallel. Anything that does not fit the shape (a part of another
+//! The shape of head and part is learnt once per `key` and process, by counting the
+//! circuit of the head and part 0 without a witness (no values computed, no linear
+//! combinations built: a fraction of its synthesis); every part then runs in parallel.
+//! Anything that does not fit the shape (a part of another
 //! size, a different head, no marker) is not an error of the circuit: the whole circuit is
 //! then synthesized in order, and so is every later synthesis of the key.
 
@@ -98,8 +99,8 @@ pub fn misfits(key: &str) -> bool {
     matches!(lookup(key), Some(Learnt::Misfit))
 }
 
-/// Forgets everything learnt: the next synthesis of each key learns its shape again, with
-/// its first part in order (tests of that path; a process never needs it).
+/// Forgets everything learnt: the next synthesis of each key counts its shape again
+/// (tests of that path; a process never needs it).
 pub fn forget_shapes() {
     learnt().lock().unwrap_or_else(|p| p.into_inner()).clear();
 }
@@ -193,8 +194,8 @@ impl std::fmt::Display for PartsError {
 
 /// [`synthesize_parts`] for parts that may write witness natively, held to a reference:
 /// when `key`'s shape is not known yet, `learn()` (the reference circuit of the head and
-/// part 0, e.g. the upstream gadgets') is synthesized in order and gives the shape and part
-/// 0; every other part comes from `part_circuit(j)`, in parallel, and must fit that shape.
+/// part 0, e.g. the upstream gadgets') gives it, counted; every part comes from
+/// `part_circuit(j)`, in parallel, and must fit that shape.
 /// A misfit is returned, not synthesized in order, so that the caller can fall back to its
 /// reference path; the key keeps the shape `learn` gave.
 pub fn try_synthesize_parts<L, C>(
@@ -240,29 +241,21 @@ fn parted<L: SinkCircuit, C: SinkCircuit>(
     learn: impl FnOnce() -> Result<L, SynthesisError>,
     part_circuit: &(impl Fn(usize) -> Result<C, SynthesisError> + Sync),
 ) -> Result<(), Failure> {
-    // Part 0 in order when the shape is not known yet: it gives the shape.
-    let (shape, first) = match known {
-        Some(shape) => (shape, 0),
+    // When the shape is not known yet, `learn()` gives it, counted without a witness (a
+    // fraction of its synthesis: no values, no linear combinations evaluated).
+    let shape = match known {
+        Some(shape) => shape,
         None => {
-            cs.alloc_input(|| "one", || Ok(Fr::ONE))?;
-            let mut marked = Marked {
-                cs: &mut *cs,
-                watch: Watch::new(marker),
-                head: None,
-            };
-            learn()?.synthesize(&mut marked)?;
-            let head = marked
-                .head
-                .ok_or_else(|| Failure::Shape(format!("no top-level namespace {marker}")))?;
-            let all = Lengths::of(cs);
-            let part = Lengths {
-                constraints: all.constraints - head.constraints,
-                inputs: all.inputs - head.inputs,
-                aux: all.aux - head.aux,
-            };
-            let shape = PartShape { head, part };
+            let t = std::time::Instant::now();
+            let shape = count_parts(marker, learn()?)?;
             remember(key, Learnt::Fits(shape));
-            (shape, 1)
+            log::info!(
+                "{key}: shape counted in {:.1} ms (head {:?}, {parts} parts of {:?})",
+                t.elapsed().as_secs_f64() * 1e3,
+                shape.head,
+                shape.part
+            );
+            shape
         }
     };
     let PartShape { head, part } = shape;
@@ -282,10 +275,7 @@ fn parted<L: SinkCircuit, C: SinkCircuit>(
     zero_extend(&mut cs.aux_assignment, total_aux);
     let flag = cancel::current();
     let results: Vec<Result<PartOut, Failure>> = {
-        let (c0, a0) = (
-            head.constraints + first * part.constraints,
-            head.aux + first * part.aux,
-        );
+        let (c0, a0) = (head.constraints, head.aux);
         let slots = cs.a[c0..]
             .par_chunks_mut(part.constraints)
             .zip(cs.b[c0..].par_chunks_mut(part.constraints))
@@ -296,7 +286,7 @@ fn parted<L: SinkCircuit, C: SinkCircuit>(
             .map(|(i, (((a, b), c), aux))| {
                 let mut run = move || {
                     let mut sys = PartSystem::new(marker, shape, Slots { a, b, c, aux });
-                    let r = part_circuit(first + i)?.synthesize(&mut sys);
+                    let r = part_circuit(i)?.synthesize(&mut sys);
                     // A part that outgrew its slots fails its allocations: a misfit, not
                     // the circuit's error.
                     match (r, sys.misfit.take()) {
@@ -317,7 +307,7 @@ fn parted<L: SinkCircuit, C: SinkCircuit>(
     for r in results {
         outs.push(r?);
     }
-    merge(cs, shape, first, outs)?;
+    merge(cs, shape, outs)?;
     cs.finish();
     Ok(())
 }
@@ -329,16 +319,10 @@ fn zero_extend(v: &mut Vec<Fr>, len: usize) {
 }
 
 /// Puts the parts' heads, inputs and density bits into `cs` (whose a, b, c and aux slots
-/// the parts filled), in part order. With `first` = 1, `cs` already holds the head and
-/// part 0; with 0, the head comes from part 0's own.
-fn merge(
-    cs: &mut ProvingAssignment,
-    shape: PartShape,
-    first: usize,
-    outs: Vec<PartOut>,
-) -> Result<(), Failure> {
+/// the parts filled), in part order; the head comes from part 0's own.
+fn merge(cs: &mut ProvingAssignment, shape: PartShape, outs: Vec<PartOut>) -> Result<(), Failure> {
     let head = shape.head;
-    if first == 0 {
+    {
         let h = &outs[0].head;
         cs.a[..head.constraints].copy_from_slice(&h.a);
         cs.b[..head.constraints].copy_from_slice(&h.b);
@@ -359,8 +343,7 @@ fn merge(
             && h.input_assignment[..] == cs.input_assignment[..head.inputs];
         if !same {
             return Err(Failure::Shape(format!(
-                "part {}'s head differs from part 0's",
-                first + i
+                "part {i}'s head differs from part 0's"
             )));
         }
         cs.a_aux_density.or_prefix(&h.a_aux_density);
@@ -404,35 +387,61 @@ impl<'m> Watch<'m> {
     }
 }
 
-/// Part 0 synthesized in order into the whole assignment, noting where the part begins.
-struct Marked<'a, 'm> {
-    cs: &'a mut ProvingAssignment,
+/// The shape of `circuit` (a head, then one part from the top-level namespace `marker`
+/// on), counted by a constraint system that keeps nothing: value closures are never
+/// called and linear combinations never built.
+fn count_parts<L: SinkCircuit>(marker: &str, circuit: L) -> Result<PartShape, Failure> {
+    let mut counter = Counter {
+        watch: Watch::new(marker),
+        lens: Lengths {
+            inputs: 1, // ONE
+            ..Lengths::default()
+        },
+        head: None,
+    };
+    circuit.synthesize(&mut counter)?;
+    let head = counter
+        .head
+        .ok_or_else(|| Failure::Shape(format!("no top-level namespace {marker}")))?;
+    let all = counter.lens;
+    let part = Lengths {
+        constraints: all.constraints - head.constraints,
+        inputs: all.inputs - head.inputs,
+        aux: all.aux - head.aux,
+    };
+    Ok(PartShape { head, part })
+}
+
+/// Counts allocations and constraints, noting the counts where the marker begins.
+struct Counter<'m> {
     watch: Watch<'m>,
+    lens: Lengths,
     head: Option<Lengths>,
 }
 
-impl ConstraintSystem<Fr> for Marked<'_, '_> {
+impl ConstraintSystem<Fr> for Counter<'_> {
     type Root = Self;
 
-    fn alloc<F, A, AR>(&mut self, a: A, f: F) -> Result<Variable, SynthesisError>
+    fn alloc<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
     where
         F: FnOnce() -> Result<Fr, SynthesisError>,
         A: FnOnce() -> AR,
         AR: Into<String>,
     {
-        self.cs.alloc(a, f)
+        Ok(Variable::new_unchecked(Index::Aux(self.push_aux(Fr::ZERO))))
     }
 
-    fn alloc_input<F, A, AR>(&mut self, a: A, f: F) -> Result<Variable, SynthesisError>
+    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
     where
         F: FnOnce() -> Result<Fr, SynthesisError>,
         A: FnOnce() -> AR,
         AR: Into<String>,
     {
-        self.cs.alloc_input(a, f)
+        self.lens.inputs += 1;
+        Ok(Variable::new_unchecked(Index::Input(self.lens.inputs - 1)))
     }
 
-    fn enforce<A, AR, LA, LB, LC>(&mut self, a: A, la: LA, lb: LB, lc: LC)
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
     where
         A: FnOnce() -> AR,
         AR: Into<String>,
@@ -440,7 +449,7 @@ impl ConstraintSystem<Fr> for Marked<'_, '_> {
         LB: FnOnce(LinearCombination<Fr>) -> LinearCombination<Fr>,
         LC: FnOnce(LinearCombination<Fr>) -> LinearCombination<Fr>,
     {
-        self.cs.enforce(a, la, lb, lc)
+        self.lens.constraints += 1;
     }
 
     fn push_namespace<NR, N>(&mut self, name: N)
@@ -449,7 +458,7 @@ impl ConstraintSystem<Fr> for Marked<'_, '_> {
         N: FnOnce() -> NR,
     {
         if self.watch.push(name) {
-            self.head = Some(Lengths::of(self.cs));
+            self.head = Some(self.lens);
         }
     }
 
@@ -462,27 +471,24 @@ impl ConstraintSystem<Fr> for Marked<'_, '_> {
     }
 }
 
-/// Native witness code writes part 0 (and the head) straight into the whole assignment.
-impl WitnessSink for Marked<'_, '_> {
+/// Native witness code is counted the same way.
+impl WitnessSink for Counter<'_> {
     fn next_aux(&self) -> usize {
-        self.cs.next_aux()
+        self.lens.aux
     }
 
-    fn push_aux(&mut self, value: Fr) -> usize {
-        self.cs.push_aux(value)
+    fn push_aux(&mut self, _: Fr) -> usize {
+        self.lens.aux += 1;
+        self.lens.aux - 1
     }
 
-    fn push_constraint(&mut self, a: Fr, b: Fr, c: Fr) {
-        self.cs.push_constraint(a, b, c);
+    fn push_constraint(&mut self, _: Fr, _: Fr, _: Fr) {
+        self.lens.constraints += 1;
     }
 
-    fn mark_a(&mut self, var: Index) {
-        self.cs.mark_a(var);
-    }
+    fn mark_a(&mut self, _: Index) {}
 
-    fn mark_b(&mut self, var: Index) {
-        self.cs.mark_b(var);
-    }
+    fn mark_b(&mut self, _: Index) {}
 }
 
 /// One part's slots in the whole assignment.
@@ -1127,7 +1133,7 @@ mod tests {
         let c = Parted::new(0xa5, &[(3, 40), (5, 40), (7, 40), (11, 40), (13, 40)]);
         let want = ordered(&c);
         let key = key();
-        // First time: part 0 in order, the shape learnt; then every part in parallel.
+        // First time: the shape counted, then every part in parallel; later, at once.
         assert_eq!(parted(&c, &key).unwrap(), want);
         let shape = known_shape(&key).expect("shape learnt");
         assert_eq!(shape.part.inputs, 1);

@@ -100,7 +100,7 @@ pub struct EngineSection {
     /// `filprove_gpu_*` gauges); 0 disables sampling.
     pub nvml_sample_ms: u64,
     /// Proved partitions' assignments kept for the next syntheses to refill, page-locked;
-    /// absent: one per prover worker, 0: none.
+    /// absent: one per synthesis and prover worker, 0: none.
     pub reused_partition_buffers: Option<usize>,
     /// Seconds a kept buffer may wait for a synthesis before it is freed; 0: kept until a
     /// partition needs the memory.
