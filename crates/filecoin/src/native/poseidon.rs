@@ -85,9 +85,9 @@ where
             Ok((n.get_variable().get_unchecked(), value))
         })
         .collect::<Result<Vec<_>, SynthesisError>>()?;
-    let k = Rounds::of::<A>();
     let template = template::<A>()?;
-    let mut run = Run::new(&k, template);
+    let k = &template.rounds;
+    let mut run = Run::new(k, template);
     let s = cs.get_root();
     run.first_round(s, &inputs);
     for _ in 1..k.half_full {
@@ -170,6 +170,8 @@ struct Run<'a> {
     k: &'a Rounds,
     template: &'a Template,
     vals: Vec<Fr>,
+    /// Room for the next state in a dense MDS product.
+    next: Vec<Fr>,
     /// The aux index of each S-box output, in order.
     l5: Vec<usize>,
     site: usize,
@@ -183,6 +185,7 @@ impl<'a> Run<'a> {
             k,
             template,
             vals: vec![Fr::ZERO; k.width],
+            next: vec![Fr::ZERO; k.width],
             l5: Vec::with_capacity(k.sbox_outputs()),
             site: 0,
             key: 0,
@@ -272,19 +275,24 @@ impl<'a> Run<'a> {
 
     /// The round's MDS product on the values.
     fn mds(&mut self) {
-        let vals = &self.vals;
-        self.vals = match self.k.matrix(self.round) {
-            Ok(m) => (0..self.k.width)
-                .map(|j| vals.iter().zip(m).map(|(v, row)| *v * row[j]).sum())
-                .collect(),
+        let vals = &mut self.vals;
+        match self.k.matrix(self.round) {
+            Ok(m) => {
+                for (j, out) in self.next.iter_mut().enumerate() {
+                    *out = vals.iter().zip(m).map(|(v, row)| *v * row[j]).sum();
+                }
+                std::mem::swap(vals, &mut self.next);
+            }
             Err(i) => {
                 let (w_hat, v_rest) = self.k.sparse[i];
                 let first = vals.iter().zip(w_hat).map(|(v, w)| *v * w).sum();
-                std::iter::once(first)
-                    .chain((1..self.k.width).map(|j| vals[j] + vals[0] * v_rest[j - 1]))
-                    .collect()
+                let e0 = vals[0];
+                for (v, r) in vals[1..].iter_mut().zip(v_rest) {
+                    *v += e0 * r;
+                }
+                vals[0] = first;
             }
-        };
+        }
         self.round += 1;
     }
 }
@@ -323,6 +331,8 @@ fn mark_var_plus_one<S: WitnessSink>(s: &mut S, var: Index, k: Fr, in_a: bool) {
 /// Per arity: which S-box outputs the linear combination of each allocated `Num` marks in
 /// A.
 struct Template {
+    /// The arity's constants.
+    rounds: Rounds,
     /// Per allocation of a `Num`, in order: the ordinals (among the hash's S-box outputs)
     /// of the variables with a non-zero merged coefficient.
     sites: Vec<Vec<u32>>,
@@ -331,7 +341,7 @@ struct Template {
 impl Template {
     /// Runs the rounds on the linear combinations instead of the values: each element is
     /// its coefficients over the S-box outputs (the ONE terms, dense in A, are left out).
-    fn build(k: &Rounds) -> Template {
+    fn build(k: Rounds) -> Template {
         let n = k.sbox_outputs();
         let w = k.width;
         let unit = |o: usize| {
@@ -394,7 +404,7 @@ impl Template {
         // The result: element 1.
         site(&state[1]);
         debug_assert_eq!(next, n);
-        Template { sites }
+        Template { rounds: k, sites }
     }
 }
 
@@ -413,5 +423,5 @@ fn template<A: PoseidonArity>() -> Result<&'static Template, SynthesisError> {
     let slot = CACHE
         .get(arity)
         .ok_or_else(|| invalid(&format!("no constants for arity {arity}")))?;
-    Ok(slot.get_or_init(|| Template::build(&Rounds::of::<A>())))
+    Ok(slot.get_or_init(|| Template::build(Rounds::of::<A>())))
 }
