@@ -2,6 +2,7 @@
 //! the same history (ONE first, then the same allocations), upstream's gadget on one and
 //! the twin on the other must leave equal assignments.
 
+use assign::{assert_same, fresh};
 use bellperson::gadgets::boolean::Boolean;
 use bellperson::gadgets::num::AllocatedNum;
 use bellperson::gadgets::uint32::UInt32;
@@ -22,42 +23,11 @@ use storage_proofs_core::merkle::MerkleTreeWrapper;
 use storage_proofs_core::util::reverse_bit_numbering;
 use storage_proofs_porep::stacked::create_label_circuit;
 
+#[path = "common/assign.rs"]
+mod assign;
+
 type TreeD =
     MerkleTreeWrapper<Sha256Hasher, DiskStore<<Sha256Hasher as Hasher>::Domain>, U2, U0, U0>;
-
-fn fresh() -> ProvingAssignment {
-    let mut cs = ProvingAssignment::default();
-    cs.alloc_input(|| "one", || Ok(Fr::ONE)).unwrap();
-    cs
-}
-
-/// Panics at the first difference, naming it.
-fn assert_same(g: &ProvingAssignment, n: &ProvingAssignment) {
-    assert_eq!(g.input_assignment, n.input_assignment, "inputs");
-    assert_eq!(g.aux_assignment.len(), n.aux_assignment.len(), "aux count");
-    if let Some(i) =
-        (0..g.aux_assignment.len()).find(|&i| g.aux_assignment[i] != n.aux_assignment[i])
-    {
-        panic!("aux {i} differs");
-    }
-    assert_eq!(g.a.len(), n.a.len(), "constraint count");
-    for (name, x, y) in [("a", &g.a, &n.a), ("b", &g.b, &n.b), ("c", &g.c, &n.c)] {
-        if let Some(i) = (0..x.len()).find(|&i| x[i] != y[i]) {
-            panic!("{name}[{i}] differs");
-        }
-    }
-    for (name, x, y) in [
-        ("A aux", &g.a_aux_density, &n.a_aux_density),
-        ("B input", &g.b_input_density, &n.b_input_density),
-        ("B aux", &g.b_aux_density, &n.b_aux_density),
-    ] {
-        assert_eq!(x.len(), y.len(), "{name} density length");
-        if let Some(i) = (0..x.len()).find(|&i| x.get(i) != y.get(i)) {
-            panic!("{name} density bit {i} differs");
-        }
-    }
-    assert!(g == n, "assignments differ");
-}
 
 /// What a PoRep challenge's labeling reads, allocated the same way in a system: the
 /// replica id's bits, the 14 parents' bits (6 DRG, 8 expander) and the node.

@@ -1,12 +1,14 @@
 //! A twin of storage-proofs-porep's PoRep circuit, built from the vanilla proofs: the same
 //! constraints and variables in the same order as `StackedCircuit` (its head) and its
-//! per-challenge proof, but synthesized by code of ours, so that its SHA-256 parts (the
-//! labels, tree D) can be computed natively instead of through bellperson's gadgets.
+//! per-challenge proof, but synthesized by code of ours, so that its hashes can be computed
+//! natively instead of through bellperson's gadgets.
 //!
-//! The SHA-256 parts go through one seam, [`ChallengeHashes`]: [`UpstreamHashes`] calls
-//! the upstream gadgets (the reference), [`NativeHashes`] filprove's native twins
-//! (production). Everything else (columns, Poseidon, trees C and R, encoding, the
-//! challenge input) uses the public storage-proofs gadgets, exactly as upstream does. The
+//! The hashes go through one seam, [`ChallengeHashes`]: the SHA-256 labels and tree D, the
+//! Poseidon column hashes, the inclusion paths in trees C and R, and the bit decomposition
+//! of the parents' labels. [`UpstreamHashes`] calls the upstream gadgets (the reference),
+//! [`NativeHashes`] filprove's native twins (production). The rest (the head, the column
+//! allocations, encoding, the challenge input) uses the public storage-proofs gadgets,
+//! exactly as upstream does. The
 //! circuit of the head and one challenge is a part of [`filprove_groth16::parts`]; the
 //! differential tests hold its assignment equal, field for field, to the upstream
 //! circuit's.
@@ -20,6 +22,7 @@ use bellperson::{ConstraintSystem, SynthesisError};
 use filecoin_hashers::poseidon::PoseidonHasher;
 use filecoin_hashers::{HashFunction, Hasher};
 use filecoin_proofs::{DefaultPieceHasher, MerkleTreeTrait};
+use filprove_groth16::native::Bit;
 use filprove_groth16::sink::{SinkCircuit, SinkRoot};
 use filprove_groth16::Fr;
 use generic_array::typenum::{U11, U2};
@@ -34,13 +37,15 @@ use storage_proofs_core::merkle::{BinaryMerkleTree, DiskTree, MerkleProof, Merkl
 use storage_proofs_core::util::reverse_bit_numbering;
 use storage_proofs_porep::stacked::{self, create_label_circuit, TOTAL_PARENTS};
 
+use crate::native::{por, poseidon};
+
 /// A Merkle path as the circuits take it: per level from the leaf, the sibling values and
 /// the position of the path's node among them.
-pub(crate) type PathOptions = Vec<(Vec<Option<Fr>>, Option<usize>)>;
+pub(crate) type PathOptions = por::PathOptions;
 
-/// The SHA-256 parts of a challenge: the seam between the upstream gadgets and native
-/// witness code. Each implementation must produce what the upstream gadget produces, value
-/// for value and constraint for constraint.
+/// The hashes of a challenge: the seam between the upstream gadgets and native witness
+/// code. Each implementation must produce what the upstream gadget produces, value for
+/// value and constraint for constraint. The methods with a body are the upstream gadgets.
 pub(crate) trait ChallengeHashes {
     /// One label: storage-proofs-porep's `create_label_circuit` (the layer index as a
     /// number rather than a constant `UInt32`).
@@ -66,6 +71,61 @@ pub(crate) trait ChallengeHashes {
     where
         CS: ConstraintSystem<Fr>,
         CS::Root: SinkRoot;
+
+    /// The Poseidon hash of a column (of 2 or 11 layers, the only ones Filecoin seals).
+    fn column_hash<CS>(
+        cs: CS,
+        rows: &[AllocatedNum<Fr>],
+    ) -> Result<AllocatedNum<Fr>, SynthesisError>
+    where
+        CS: ConstraintSystem<Fr>,
+        CS::Root: SinkRoot,
+    {
+        type F = <PoseidonHasher as Hasher>::Function;
+        match rows.len() {
+            2 => F::hash_multi_leaf_circuit::<U2, _>(cs, rows, 0),
+            11 => F::hash_multi_leaf_circuit::<U11, _>(cs, rows, 0),
+            n => Err(bad(&format!("a column of {n} layers"))),
+        }
+    }
+
+    /// The inclusion of `leaf` under `root` in a tree of `Tree`'s shape (trees C and R), as
+    /// storage-proofs' private PoR circuit enforces it.
+    fn tree_inclusion<Tree, CS>(
+        cs: CS,
+        path: PathOptions,
+        root: &AllocatedNum<Fr>,
+        leaf: &AllocatedNum<Fr>,
+    ) -> Result<(), SynthesisError>
+    where
+        Tree: MerkleTreeTrait,
+        CS: ConstraintSystem<Fr>,
+        CS::Root: SinkRoot,
+    {
+        type Shape<T> = DiskTree<
+            <T as MerkleTreeTrait>::Hasher,
+            <T as MerkleTreeTrait>::Arity,
+            <T as MerkleTreeTrait>::SubTreeArity,
+            <T as MerkleTreeTrait>::TopTreeArity,
+        >;
+        let path: AuthPath<_, Tree::Arity, Tree::SubTreeArity, Tree::TopTreeArity> = path.into();
+        PoRCircuit::<Shape<Tree>>::synthesize(
+            cs,
+            Root::Var(leaf.clone()),
+            path,
+            Root::Var(root.clone()),
+            true,
+        )
+    }
+
+    /// The little-endian bits of a parent's label (`AllocatedNum::to_bits_le`).
+    fn parent_bits<CS>(cs: CS, label: &AllocatedNum<Fr>) -> Result<Vec<Boolean>, SynthesisError>
+    where
+        CS: ConstraintSystem<Fr>,
+        CS::Root: SinkRoot,
+    {
+        label.to_bits_le(cs)
+    }
 }
 
 /// The upstream gadgets behind the seam: the reference the tests hold the native twins
@@ -115,7 +175,8 @@ impl ChallengeHashes for UpstreamHashes {
 }
 
 /// filprove's native twins behind the seam ([`crate::native`]): SHA-256 from word
-/// arithmetic, written straight into the constraint system's sink.
+/// arithmetic, Poseidon from field arithmetic, written straight into the constraint
+/// system's sink.
 pub(crate) struct NativeHashes;
 
 impl ChallengeHashes for NativeHashes {
@@ -144,6 +205,46 @@ impl ChallengeHashes for NativeHashes {
         CS::Root: SinkRoot,
     {
         crate::native::tree_d_inclusion(cs, path, root, leaf)
+    }
+
+    fn column_hash<CS>(
+        cs: CS,
+        rows: &[AllocatedNum<Fr>],
+    ) -> Result<AllocatedNum<Fr>, SynthesisError>
+    where
+        CS: ConstraintSystem<Fr>,
+        CS::Root: SinkRoot,
+    {
+        match rows.len() {
+            2 => poseidon::hash_multi_leaf::<U2, _>(cs, rows),
+            11 => poseidon::hash_multi_leaf::<U11, _>(cs, rows),
+            n => Err(bad(&format!("a column of {n} layers"))),
+        }
+    }
+
+    fn tree_inclusion<Tree, CS>(
+        cs: CS,
+        path: PathOptions,
+        root: &AllocatedNum<Fr>,
+        leaf: &AllocatedNum<Fr>,
+    ) -> Result<(), SynthesisError>
+    where
+        Tree: MerkleTreeTrait,
+        CS: ConstraintSystem<Fr>,
+        CS::Root: SinkRoot,
+    {
+        por::tree_inclusion::<Tree::Arity, Tree::SubTreeArity, Tree::TopTreeArity, _>(
+            cs, path, root, leaf,
+        )
+    }
+
+    fn parent_bits<CS>(cs: CS, label: &AllocatedNum<Fr>) -> Result<Vec<Boolean>, SynthesisError>
+    where
+        CS: ConstraintSystem<Fr>,
+        CS::Root: SinkRoot,
+    {
+        let bits = filprove_groth16::native::to_bits_le(cs, label)?;
+        Ok(Bit::to_booleans(&bits))
     }
 }
 
@@ -345,47 +446,6 @@ struct Commitments<'a> {
     replica_id: &'a [Boolean],
 }
 
-/// The inclusion of `leaf` under `root` in a tree of `Tree`'s shape (trees C and R), as
-/// storage-proofs' private PoR circuit enforces it.
-fn tree_inclusion<Tree, CS>(
-    cs: CS,
-    path: PathOptions,
-    root: &AllocatedNum<Fr>,
-    leaf: &AllocatedNum<Fr>,
-) -> Result<(), SynthesisError>
-where
-    Tree: MerkleTreeTrait,
-    CS: ConstraintSystem<Fr>,
-{
-    type Shape<T> = DiskTree<
-        <T as MerkleTreeTrait>::Hasher,
-        <T as MerkleTreeTrait>::Arity,
-        <T as MerkleTreeTrait>::SubTreeArity,
-        <T as MerkleTreeTrait>::TopTreeArity,
-    >;
-    let path: AuthPath<_, Tree::Arity, Tree::SubTreeArity, Tree::TopTreeArity> = path.into();
-    PoRCircuit::<Shape<Tree>>::synthesize(
-        cs,
-        Root::Var(leaf.clone()),
-        path,
-        Root::Var(root.clone()),
-        true,
-    )
-}
-
-/// The Poseidon hash of a column (of 2 or 11 layers, the only ones Filecoin seals).
-fn column_hash<CS: ConstraintSystem<Fr>>(
-    cs: CS,
-    rows: &[AllocatedNum<Fr>],
-) -> Result<AllocatedNum<Fr>, SynthesisError> {
-    type F = <PoseidonHasher as Hasher>::Function;
-    match rows.len() {
-        2 => F::hash_multi_leaf_circuit::<U2, _>(cs, rows, 0),
-        11 => F::hash_multi_leaf_circuit::<U11, _>(cs, rows, 0),
-        n => Err(bad(&format!("a column of {n} layers"))),
-    }
-}
-
 /// Allocates a column's rows.
 fn alloc_column<CS: ConstraintSystem<Fr>>(
     mut cs: CS,
@@ -445,11 +505,11 @@ where
                 cs.namespace(|| format!("{kind}_parent_{i}_num")),
                 &parent.rows,
             )?;
-            let hash = column_hash(
+            let hash = Hs::column_hash(
                 cs.namespace(|| format!("{kind}_parent_{i}_constraint")),
                 &col,
             )?;
-            tree_inclusion::<Tree, _>(
+            Hs::tree_inclusion::<Tree, _>(
                 cs.namespace(|| format!("{kind}_parent_{i}_inclusion")),
                 parent.path,
                 head.comm_c,
@@ -470,15 +530,19 @@ where
         let mut cs = cs.namespace(|| format!("labeling_{layer}"));
         let mut parents = Vec::with_capacity(drg + exp);
         for col in &drg_cols {
-            let bits = col[layer - 1]
-                .to_bits_le(cs.namespace(|| format!("drg_parent_{}_bits", parents.len())))?;
+            let bits = Hs::parent_bits(
+                cs.namespace(|| format!("drg_parent_{}_bits", parents.len())),
+                &col[layer - 1],
+            )?;
             parents.push(reverse_bit_numbering(bits));
         }
         // Expander parents from layer 2 on, their values from the layer below.
         if layer > 1 {
             for col in &exp_cols {
-                let bits = col[layer - 2]
-                    .to_bits_le(cs.namespace(|| format!("exp_parent_{}_bits", parents.len())))?;
+                let bits = Hs::parent_bits(
+                    cs.namespace(|| format!("exp_parent_{}_bits", parents.len())),
+                    &col[layer - 2],
+                )?;
                 parents.push(reverse_bit_numbering(bits));
             }
         }
@@ -505,15 +569,15 @@ where
 
     let key = labels.last().ok_or_else(|| bad("no layers"))?;
     let encoded = encode(cs.namespace(|| "encode_node"), key, &data_leaf)?;
-    tree_inclusion::<Tree, _>(
+    Hs::tree_inclusion::<Tree, _>(
         cs.namespace(|| "comm_r_last_data_inclusion"),
         w.comm_r_last_path,
         head.comm_r_last,
         &encoded,
     )?;
 
-    let column = column_hash(cs.namespace(|| "c_x_column_hash"), &labels)?;
-    tree_inclusion::<Tree, _>(
+    let column = Hs::column_hash(cs.namespace(|| "c_x_column_hash"), &labels)?;
+    Hs::tree_inclusion::<Tree, _>(
         cs.namespace(|| "c_x_inclusion"),
         w.comm_c_path,
         head.comm_c,

@@ -14,7 +14,12 @@
 //!   (`PoRCircuit::<MerkleTreeWrapper<Sha256Hasher, _, U2, U0, U0>>::synthesize` with a
 //!   private root, as storage-proofs-porep's `enforce_inclusion` calls it);
 //! - [`hash2`] and [`hash_multi_leaf`] are filecoin-hashers'
-//!   `Sha256Function::{hash2_circuit, hash_multi_leaf_circuit}`.
+//!   `Sha256Function::{hash2_circuit, hash_multi_leaf_circuit}`;
+//! - [`poseidon`] holds the twins of the Poseidon hashes (`PoseidonFunction`'s circuits),
+//!   [`por`] the inclusion proofs in Poseidon trees (trees C and R).
+
+pub mod por;
+pub mod poseidon;
 
 use bellperson::gadgets::boolean::{AllocatedBit, Boolean};
 use bellperson::gadgets::{multipack, num::AllocatedNum};
