@@ -98,12 +98,11 @@ async fn prove_on(backend: Arc<FaultyBackend>, id: &str) -> pb::AwaitProofRespon
         .into_inner()
         .result
         .unwrap();
-    let journal = d.dir.path().join("journal");
-    d.shutdown().unwrap();
     assert!(
-        spawned::journaled_ids(&journal).is_empty(),
+        spawned::journaled_ids(&d.dir.path().join("journal")).is_empty(),
         "an ended job leaves the journal"
     );
+    d.shutdown().unwrap();
     r
 }
 
@@ -137,11 +136,16 @@ async fn one_wrong_result_is_caught_retried_and_the_proof_verifies() {
 async fn a_backend_that_keeps_failing_fails_the_job_with_the_reason() {
     let b = FaultyBackend::new(Fault::Error, usize::MAX);
     let r = prove_on(b.clone(), "error-always").await;
-    assert_eq!(b.injected.load(Ordering::SeqCst), 2, "proved twice: once and the retry");
+    assert_eq!(
+        b.injected.load(Ordering::SeqCst),
+        2,
+        "proved twice: once and the retry"
+    );
     assert_eq!(r.status, failed());
     assert!(r.proof.is_empty(), "no proof with a failure");
     assert!(
-        r.error_message.contains("injected fault: kernel launch failed"),
+        r.error_message
+            .contains("injected fault: kernel launch failed"),
         "{}",
         r.error_message
     );
@@ -190,7 +194,11 @@ async fn a_burst_of_three_times_capacity_loses_nothing_and_memory_stays_bounded(
         let r = c
             .clone()
             .prove(pb::ProveRequest {
-                submit: Some(to_wire(&request(kind), &format!("warm-{kind}"), pb::Priority::Normal)),
+                submit: Some(to_wire(
+                    &request(kind),
+                    &format!("warm-{kind}"),
+                    pb::Priority::Normal,
+                )),
             })
             .await
             .unwrap()
@@ -215,7 +223,11 @@ async fn a_burst_of_three_times_capacity_loses_nothing_and_memory_stays_bounded(
         .flat_map(|i| [(ProofKind::WindowPoSt, i), (ProofKind::WinningPoSt, i)])
         .map(|(kind, i)| {
             let mut c = c.clone();
-            let wire = to_wire(&request(kind), &format!("burst-{kind}-{i}"), pb::Priority::Normal);
+            let wire = to_wire(
+                &request(kind),
+                &format!("burst-{kind}-{i}"),
+                pb::Priority::Normal,
+            );
             tokio::spawn(async move { (kind, c.submit_proof(wire).await) })
         })
         .collect();

@@ -45,7 +45,11 @@ async fn sigterm_keeps_unfinished_jobs_and_the_restart_proves_them() {
             })
             .await
             .unwrap_err();
-        assert_eq!(e.code(), Code::NotFound, "{id} was proved before: not again");
+        assert_eq!(
+            e.code(),
+            Code::NotFound,
+            "{id} was proved before: not again"
+        );
     }
     d2.signal("TERM");
     let status = tokio::task::block_in_place(|| d2.wait_exit(Duration::from_secs(60)));
@@ -70,7 +74,10 @@ async fn kill_9_during_proving_then_restart_loses_no_accepted_job() {
     // An entry leaves the journal only once its job has ended with a proof (which may
     // still have been on its way to the caller at the kill).
     for id in &kept {
-        assert!(undelivered.contains(id), "{id}: delivered but still journaled");
+        assert!(
+            undelivered.contains(id),
+            "{id}: delivered but still journaled"
+        );
     }
 
     let (mut d2, c2) = Spawned::start(dir.path(), 2).await;
@@ -161,10 +168,11 @@ async fn damaged_entries_are_reported_under_their_ids_not_a_crash() {
 async fn a_full_journal_refuses_with_resource_exhausted() {
     let window = request(ProofKind::WindowPoSt);
     let one = prost::Message::encoded_len(&to_wire(&window, "burst-0", pb::Priority::Normal));
+    assert!(one > 1024, "{one} bytes: two would fit the bound below");
     let d = TestDaemon::start(|c| {
-        // Room for one entry (the request and a header of about 200 bytes), not two.
-        c.server.max_message_bytes = one + 1024;
-        c.journal.max_bytes = ByteSize::Bytes((one + 1024) as u64);
+        // Room for one entry (the request and a header of less than 300 bytes), not two.
+        c.server.max_message_bytes = (one + 256).max(1024);
+        c.journal.max_bytes = ByteSize::Bytes((one + 300).max(1024) as u64);
         c.intake.max_queued_bytes = ByteSize::Bytes(64 << 20);
         c.intake.max_inflight_bytes = ByteSize::Bytes(64 << 20);
     });
@@ -194,7 +202,6 @@ async fn a_full_journal_refuses_with_resource_exhausted() {
     for id in &accepted {
         expect_proved(&c, id).await;
     }
-    let dir = std::path::PathBuf::from(&d.dir.path().join("journal"));
-    assert!(journaled_ids(&dir).is_empty());
+    assert!(journaled_ids(&d.dir.path().join("journal")).is_empty());
     d.shutdown().unwrap();
 }

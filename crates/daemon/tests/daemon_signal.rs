@@ -115,7 +115,8 @@ async fn a_second_signal_during_the_drain_cancels_and_exits_keeping_the_jobs() {
     assert!(status.success(), "{status}\n{}", d.log_text());
     assert!(signalled.elapsed() < Duration::from_secs(30));
     assert!(
-        d.log_text().contains("cancelling jobs in flight and exiting"),
+        d.log_text()
+            .contains("cancelling jobs in flight and exiting"),
         "{}",
         d.log_text()
     );

@@ -719,10 +719,14 @@ impl ProofJob for Unrunnable {
         0
     }
     fn synthesize(&self, _k: usize) -> Result<filprove_groth16::ProvingAssignment, EngineError> {
-        Err(EngineError::Internal("a recorded failure is never run".into()))
+        Err(EngineError::Internal(
+            "a recorded failure is never run".into(),
+        ))
     }
     fn assemble(&self, _proofs: &[filprove_groth16::Proof]) -> Result<Vec<u8>, EngineError> {
-        Err(EngineError::Internal("a recorded failure is never run".into()))
+        Err(EngineError::Internal(
+            "a recorded failure is never run".into(),
+        ))
     }
     fn verify(&self, _proof: &[u8]) -> Result<bool, EngineError> {
         Ok(false)

@@ -69,7 +69,9 @@ fn accept(
             match e {
                 JournalError::Full { .. } => {
                     let msg = e.to_string();
-                    let (code, why) = msg.split_once(": ").unwrap_or(("journal_full", &msg));
+                    let (code, why) = msg
+                        .split_once(": ")
+                        .unwrap_or(("journal_full", msg.as_str()));
                     super::intake::exhausted(code, why, retry_secs)
                 }
                 JournalError::Io(_) => Status::unavailable(e.to_string()),
@@ -173,7 +175,6 @@ impl ProvingService {
         let callers = waiter.then(|| self.callers.clone());
         let intake = self.intake.clone();
         let bytes = prost::Message::encoded_len(&r) as u64;
-        // Hashing and parsing the inputs (C1 JSON, vanilla proofs) is CPU work.
         let journal = self.journal.clone();
         let mut r = r;
         // Hashing and parsing the inputs (C1 JSON, vanilla proofs) is CPU work.

@@ -87,7 +87,9 @@ impl JournalSection {
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
     /// The entry would pass `journal.max_bytes`.
-    #[error("journal_full: {used} bytes journaled, {needed} more would pass journal.max_bytes ({max})")]
+    #[error(
+        "journal_full: {used} bytes journaled, {needed} more would pass journal.max_bytes ({max})"
+    )]
     Full {
         /// Bytes in the journal.
         used: u64,
@@ -243,16 +245,7 @@ impl Journal {
         );
         let path = self.dir.join(&name);
         let temp = self.dir.join(format!("{TEMP_PREFIX}{name}"));
-        let written = (|| {
-            let mut f = File::create(&temp).map_err(|e| io_err("cannot create", &temp, e))?;
-            f.write_all(header.as_bytes())
-                .and_then(|_| f.write_all(&body))
-                .and_then(|_| f.sync_all())
-                .map_err(|e| io_err("cannot write", &temp, e))?;
-            fs::rename(&temp, &path).map_err(|e| io_err("cannot rename", &temp, e))?;
-            sync_dir(&self.dir)
-        })();
-        match written {
+        match self.write_durably(&temp, &path, &[header.as_bytes(), &body]) {
             Ok(()) => Ok(Entry { path, bytes }),
             Err(e) => {
                 let _ = fs::remove_file(&temp);
@@ -260,6 +253,18 @@ impl Journal {
                 Err(e)
             }
         }
+    }
+
+    /// Writes `parts` to `temp`, fsyncs it, renames it to `path` and fsyncs the directory.
+    fn write_durably(&self, temp: &Path, path: &Path, parts: &[&[u8]]) -> Result<(), JournalError> {
+        let mut f = File::create(temp).map_err(|e| io_err("cannot create", temp, e))?;
+        for part in parts {
+            f.write_all(part)
+                .map_err(|e| io_err("cannot write", temp, e))?;
+        }
+        f.sync_all().map_err(|e| io_err("cannot sync", temp, e))?;
+        fs::rename(temp, path).map_err(|e| io_err("cannot rename", temp, e))?;
+        sync_dir(&self.dir)
     }
 
     fn release(&self, bytes: u64) {
@@ -286,7 +291,11 @@ impl Journal {
     /// for the operator (no longer counted against the bound). Returns its new path.
     pub fn set_aside(&self, entry: Entry) -> PathBuf {
         let aside = self.dir.join(UNREADABLE_DIR);
-        let name = entry.path.file_name().map(PathBuf::from).unwrap_or_default();
+        let name = entry
+            .path
+            .file_name()
+            .map(PathBuf::from)
+            .unwrap_or_default();
         let to = aside.join(name);
         let moved = fs::create_dir_all(&aside).and_then(|_| fs::rename(&entry.path, &to));
         match moved {
@@ -393,7 +402,10 @@ fn decode(entry: Entry, name: &str, data: &[u8]) -> Recovered {
     if Some(r.request_id.as_str()) != p.id.as_deref()
         || p.digest.as_deref() != Some(hex::encode(input_digest(&r).0).as_str())
     {
-        return unreadable(entry, "the request does not match the entry's header".into());
+        return unreadable(
+            entry,
+            "the request does not match the entry's header".into(),
+        );
     }
     Recovered::Request(entry, Box::new(r))
 }
@@ -457,7 +469,10 @@ mod tests {
         fs::write(dir.path().join("0-garbage.job"), b"\x00\x01not a journal").unwrap();
         fs::write(dir.path().join(".tmp-1.job"), b"half").unwrap();
         let j = Journal::open(dir.path(), 1 << 20).unwrap();
-        assert!(!dir.path().join(".tmp-1.job").exists(), "temp files removed");
+        assert!(
+            !dir.path().join(".tmp-1.job").exists(),
+            "temp files removed"
+        );
         let rec = j.recover().unwrap();
         let mut ids: Vec<(String, String)> = rec
             .into_iter()

@@ -271,7 +271,9 @@ pub fn shutdown_signals() -> anyhow::Result<(
                 *tx.borrow()
             };
             if n == 1 {
-                tracing::info!("{name}: draining (send it again to cancel jobs in flight and exit)");
+                tracing::info!(
+                    "{name}: draining (send it again to cancel jobs in flight and exit)"
+                );
             } else {
                 tracing::warn!("{name} during the drain: cancelling jobs in flight and exiting");
             }

@@ -132,13 +132,16 @@ fn report_failure(
 ) {
     let kept = journal.set_aside(entry);
     let kind = super::grpc::kind_of(kind).map_or("unknown", |k| k.as_str());
+    let code = error.code().to_string();
+    let text = error.to_string();
+    let cause = text.strip_prefix(&format!("{code}: ")).unwrap_or(&text);
     let error = EngineError::Input {
-        code: error.code().to_string(),
         message: format!(
             "journaled job not resumed: {}; the entry is kept as {}",
-            filprove_filecoin::excerpt::clip(&error.to_string()),
+            filprove_filecoin::excerpt::clip(cause),
             kept.display()
         ),
+        code,
     };
     tracing::error!(job = %id, kind, error = %error, "journaled job not resumed");
     if let Err(e) = engine.record_failure(id, kind, error) {

@@ -50,6 +50,8 @@ impl Spawned {
         let child = Command::new(env!("CARGO_BIN_EXE_filprove"))
             .args(["daemon", "-c"])
             .arg(dir.join("filprove.toml"))
+            .env("RUST_LOG", "info")
+            .env_remove("FILPROVE_LOG_FORMAT")
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
@@ -92,10 +94,7 @@ impl Spawned {
             }
             if start.elapsed() > limit {
                 let _ = self.child.kill();
-                panic!(
-                    "daemon still running after {limit:?}\n{}",
-                    self.log_text()
-                );
+                panic!("daemon still running after {limit:?}\n{}", self.log_text());
             }
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -119,9 +118,8 @@ impl Drop for Spawned {
 /// The ids of the journal's entries (from their headers), sorted.
 pub fn journaled_ids(journal: &Path) -> Vec<String> {
     let mut ids: Vec<String> = std::fs::read_dir(journal)
-        .map(|d| d.filter_map(Result::ok).collect::<Vec<_>>())
-        .unwrap_or_default()
-        .into_iter()
+        .unwrap_or_else(|e| panic!("{}: {e}", journal.display()))
+        .filter_map(Result::ok)
         .filter(|e| e.file_name().to_string_lossy().ends_with(".job"))
         .filter_map(|e| {
             let data = std::fs::read(e.path()).ok()?;
