@@ -1,10 +1,12 @@
-//! `run_daemon` as the binary runs it: configuration file, SIGTERM, drain, clean exit.
-//! (Alone in its test binary: it signals its own process.)
+//! `run_daemon` as the binary runs it: configuration file, SIGTERM, drain, clean exit; and
+//! the binary itself: a second signal during the drain cuts it short. (The first test is
+//! alone of its kind in this binary: it signals its own process.)
 
 mod daemon_support;
 
 use std::time::Duration;
 
+use daemon_support::spawned::*;
 use daemon_support::*;
 use filprove::client;
 use filprove::server::convert::to_wire;
@@ -29,9 +31,11 @@ fn sigterm_drains_in_flight_work_and_exits_cleanly() {
         format!(
             "[server]\nunix_socket = {:?}\nhttp_listen = \"\"\nshutdown_grace_secs = 120\n\
              [engine]\nbackend = \"cpu\"\n[memory]\nbudget = \"4GiB\"\n\
-             [srs]\nbudget = \"4GiB\"\npreload = [\"wpost-2k\"]\nparam_cache = {:?}\n",
+             [srs]\nbudget = \"4GiB\"\npreload = [\"wpost-2k\"]\nparam_cache = {:?}\n\
+             [journal]\ndir = {:?}\n",
             socket.display().to_string(),
             e.params.display().to_string(),
+            dir.path().join("journal").display().to_string(),
         ),
     )
     .unwrap();
@@ -91,4 +95,41 @@ fn sigterm_drains_in_flight_work_and_exits_cleanly() {
         .unwrap()
         .expect("run_daemon returns Ok (exit 0) after draining");
     assert!(!socket.exists(), "socket removed");
+}
+
+/// SIGTERM starts the drain (a grace of 120 s would let every job finish); SIGINT during
+/// it cancels the jobs in flight, answers their callers (CANCELLED), keeps their journal
+/// entries and exits 0 at once. The restarted daemon proves them under their ids.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_signal_during_the_drain_cancels_and_exits_keeping_the_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    write_config(dir.path(), 120);
+    let (mut d, mut c) = Spawned::start(dir.path(), 1).await;
+    let jobs = submit_awaited(&c, "forced", 6).await;
+    until_in_progress(&mut c).await;
+    d.signal("TERM");
+    tokio::task::block_in_place(|| until_logged(&d, "draining"));
+    let signalled = std::time::Instant::now();
+    d.signal("INT");
+    let status = tokio::task::block_in_place(|| d.wait_exit(Duration::from_secs(30)));
+    assert!(status.success(), "{status}\n{}", d.log_text());
+    assert!(signalled.elapsed() < Duration::from_secs(30));
+    assert!(
+        d.log_text()
+            .contains("cancelling jobs in flight and exiting"),
+        "{}",
+        d.log_text()
+    );
+    assert!(!d.socket.exists(), "socket removed");
+    let (_, cancelled) = outcomes(jobs).await;
+    assert!(!cancelled.is_empty(), "the drain was not cut short");
+    assert_eq!(journaled_ids(&d.journal), cancelled);
+
+    let (mut d2, c2) = Spawned::start(dir.path(), 2).await;
+    for id in &cancelled {
+        expect_proved(&c2, id).await;
+    }
+    d2.signal("TERM");
+    let status = tokio::task::block_in_place(|| d2.wait_exit(Duration::from_secs(60)));
+    assert!(status.success());
 }

@@ -144,6 +144,10 @@ pub(crate) struct Shared {
     max_retained: usize,
     started: Instant,
     draining: AtomicBool,
+    /// Set by [`Engine::cut_drain_short`]: the drain stops waiting for jobs in flight.
+    drain_cut: AtomicBool,
+    /// Set when the drain cancels what is left ([`Engine::is_stopping`]).
+    stopping: AtomicBool,
     completed: AtomicU64,
     failed: AtomicU64,
     cancelled: AtomicU64,
@@ -321,6 +325,8 @@ impl Engine {
             max_retained: config.max_retained_jobs.max(1),
             started: Instant::now(),
             draining: AtomicBool::new(false),
+            drain_cut: AtomicBool::new(false),
+            stopping: AtomicBool::new(false),
             completed: AtomicU64::new(0),
             failed: AtomicU64::new(0),
             cancelled: AtomicU64::new(0),
@@ -620,6 +626,50 @@ impl Engine {
         self.shared.draining.load(Ordering::SeqCst)
     }
 
+    /// Ends a running [`Engine::drain`]'s grace period now: what is unfinished is
+    /// cancelled at once (a second SIGTERM or SIGINT). Also stops accepting new jobs.
+    pub fn cut_drain_short(&self) {
+        self.begin_drain();
+        self.shared.drain_cut.store(true, Ordering::SeqCst);
+    }
+
+    /// True once a drain has passed its grace period (or was cut short) and cancels what
+    /// is left: a job cancelled from then on was cancelled by shutdown, not by a caller.
+    pub fn is_stopping(&self) -> bool {
+        self.shared.stopping.load(Ordering::SeqCst)
+    }
+
+    /// Records a job that cannot run as failed with `error` under `id` (a journaled
+    /// request that cannot be decoded any more): status and AwaitProof report it like any
+    /// failed job, and a new submission under the id replaces it. Refused with
+    /// [`EngineError::RequestConflict`] when an unfinished job holds the id.
+    pub fn record_failure(
+        &self,
+        id: &str,
+        kind: &'static str,
+        error: EngineError,
+    ) -> Result<(), EngineError> {
+        let entry = Arc::new(JobEntry::new(
+            id.to_string(),
+            None,
+            Priority::Normal,
+            Arc::new(Unrunnable { kind }),
+        ));
+        {
+            let mut jobs = self.shared.jobs();
+            if let Some(old) = jobs.by_id.get(id) {
+                if !old.status().is_terminal() {
+                    return Err(EngineError::RequestConflict(id.to_string()));
+                }
+                jobs.finished.retain(|f| f != id);
+            }
+            jobs.by_id.insert(id.to_string(), entry.clone());
+        }
+        self.shared
+            .complete(&entry, JobOutcome::Failed(error), Duration::ZERO);
+        Ok(())
+    }
+
     /// Stops accepting new jobs (submissions fail with [`EngineError::Draining`]).
     pub fn begin_drain(&self) {
         self.shared.draining.store(true, Ordering::SeqCst);
@@ -640,9 +690,13 @@ impl Engine {
         };
         let initial = active().len();
         let deadline = Instant::now() + grace;
-        while !active().is_empty() && Instant::now() < deadline {
+        while !active().is_empty()
+            && Instant::now() < deadline
+            && !self.shared.drain_cut.load(Ordering::SeqCst)
+        {
             std::thread::sleep(Duration::from_millis(20));
         }
+        self.shared.stopping.store(true, Ordering::SeqCst);
         let left = active();
         for j in &left {
             tracing::warn!(job = %j.id, "cancelled by shutdown");
@@ -655,6 +709,39 @@ impl Engine {
             finished: initial - left.len(),
             cancelled: left.len(),
         }
+    }
+}
+
+/// The payload of a job recorded by [`Engine::record_failure`]: never queued.
+struct Unrunnable {
+    kind: &'static str,
+}
+
+impl ProofJob for Unrunnable {
+    fn kind(&self) -> &'static str {
+        self.kind
+    }
+    fn circuit_id(&self) -> String {
+        String::new()
+    }
+    fn num_partitions(&self) -> usize {
+        1
+    }
+    fn partition_memory_bytes(&self) -> u64 {
+        0
+    }
+    fn synthesize(&self, _k: usize) -> Result<filprove_groth16::ProvingAssignment, EngineError> {
+        Err(EngineError::Internal(
+            "a recorded failure is never run".into(),
+        ))
+    }
+    fn assemble(&self, _proofs: &[filprove_groth16::Proof]) -> Result<Vec<u8>, EngineError> {
+        Err(EngineError::Internal(
+            "a recorded failure is never run".into(),
+        ))
+    }
+    fn verify(&self, _proof: &[u8]) -> Result<bool, EngineError> {
+        Ok(false)
     }
 }
 

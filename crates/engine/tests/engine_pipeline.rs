@@ -420,6 +420,73 @@ fn drain_cancels_what_outlives_the_grace_period() {
     );
 }
 
+/// Cutting the drain short cancels what runs without waiting for the grace period, and
+/// a job cancelled then is seen (in its waiter) as cancelled by shutdown; one cancelled by
+/// a caller before is not.
+#[test]
+fn a_drain_cut_short_cancels_at_once_as_shutdown() {
+    let e = Arc::new(engine(1));
+    let probe = Arc::new(Probe::default());
+    let by_shutdown = Arc::new(Mutex::new(Vec::new()));
+    for name in ["caller", "slow"] {
+        e.submit(
+            key(name),
+            Priority::Normal,
+            Arc::new(ChainJob::new(name, 3, &probe).delay(Duration::from_millis(400))),
+        )
+        .unwrap();
+        let (seen, engine) = (by_shutdown.clone(), e.clone());
+        e.on_complete(name, move |r| {
+            seen.lock()
+                .unwrap()
+                .push((r.job_id.clone(), engine.is_stopping()))
+        })
+        .unwrap();
+    }
+    e.cancel("caller").unwrap();
+    let drain = {
+        let e = e.clone();
+        std::thread::spawn(move || e.drain(Duration::from_secs(600)))
+    };
+    wait_until("the drain to start", || e.is_draining());
+    assert!(!e.is_stopping());
+    e.cut_drain_short();
+    let d = drain.join().unwrap();
+    assert_eq!((d.finished, d.cancelled), (0, 1));
+    let seen = by_shutdown.lock().unwrap().clone();
+    assert_eq!(
+        seen,
+        vec![("caller".to_string(), false), ("slow".to_string(), true)]
+    );
+}
+
+/// A failure recorded under an id is a failed job there: status, await and a new
+/// submission under the id (which replaces it); not over an unfinished job.
+#[test]
+fn a_recorded_failure_is_a_failed_job_under_its_id() {
+    let e = engine(1);
+    let why = EngineError::Input {
+        code: "journal_unreadable".into(),
+        message: "damaged".into(),
+    };
+    e.record_failure("lost", "porep", why.clone()).unwrap();
+    assert_eq!(e.job_status("lost").unwrap(), JobStatus::Failed);
+    let r = e.wait("lost", WAIT).unwrap().unwrap();
+    assert_eq!(r.outcome, JobOutcome::Failed(why.clone()));
+    assert_eq!(r.kind, "porep");
+    assert_eq!(e.status().failed, 1);
+    let probe = Arc::new(Probe::default());
+    prove_ok(&e, "lost", ChainJob::new("lost", 1, &probe));
+    let slow = ChainJob::new("slow", 2, &probe).delay(Duration::from_millis(300));
+    e.submit(key("slow"), Priority::Normal, Arc::new(slow))
+        .unwrap();
+    assert_eq!(
+        e.record_failure("slow", "porep", why),
+        Err(EngineError::RequestConflict("slow".into()))
+    );
+    assert_eq!(e.wait("slow", WAIT).unwrap().unwrap().kind, "chain");
+}
+
 /// Submits `job` as `name` and asserts that it completes (the engine verified every
 /// partition's proof).
 fn prove_ok(e: &Engine, name: &str, job: ChainJob) {

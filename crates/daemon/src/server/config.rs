@@ -28,6 +28,8 @@ pub struct Config {
     pub cuda: super::cuda_config::CudaSection,
     /// Limits on accepted work.
     pub intake: super::intake::IntakeSection,
+    /// The journal of accepted jobs.
+    pub journal: super::journal::JournalSection,
 }
 
 /// `[server]`: where the daemon listens.
@@ -274,6 +276,7 @@ impl Config {
             return Err("server.max_message_bytes must be at least 1024".into());
         }
         self.intake.limits(self.server.max_message_bytes)?;
+        self.journal.max_bytes(self.server.max_message_bytes)?;
         if self.server.unix_socket.is_empty() && self.server.tcp_listen.is_empty() {
             return Err("no gRPC listener: set server.unix_socket or server.tcp_listen".into());
         }
@@ -517,6 +520,20 @@ mod tests {
         assert!(Config::from_toml("[intake]\nqueued_jobs = 1\n").is_err());
         let e = Config::from_toml("[intake]\nmax_inflight_bytes = \"1MiB\"\n").unwrap_err();
         assert!(e.contains("server.max_message_bytes"), "{e}");
+    }
+
+    #[test]
+    fn the_journal_is_on_by_default_and_its_bound_is_checked() {
+        let c = Config::from_toml("").unwrap();
+        assert!(c.journal.enabled);
+        assert_eq!(c.journal.dir, "/var/lib/filprove/journal");
+        assert_eq!(c.journal.max_bytes(c.server.max_message_bytes), Ok(8 << 30));
+        let e = Config::from_toml("[journal]\nmax_bytes = \"1MiB\"\n").unwrap_err();
+        assert!(e.contains("journal.max_bytes"), "{e}");
+        assert!(Config::from_toml("[journal]\ndir = \"\"\n").is_err());
+        let c = Config::from_toml("[journal]\nenabled = false\ndir = \"\"\n").unwrap();
+        assert!(!c.journal.enabled);
+        assert!(Config::from_toml("[journal]\npath = \"/x\"\n").is_err());
     }
 
     #[test]

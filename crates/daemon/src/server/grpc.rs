@@ -12,6 +12,7 @@ use filprove_filecoin::ProofKind;
 use super::callers::{Callers, Waiting};
 use super::convert;
 use super::intake::{check_id, Intake};
+use super::journal::{Journal, JournalError};
 use super::pb;
 use super::pb::proving_engine_server::ProvingEngine;
 
@@ -40,6 +41,7 @@ pub struct ProvingService {
     engine: Arc<Engine>,
     callers: Arc<Callers>,
     intake: Option<Arc<Intake>>,
+    journal: Option<Arc<Journal>>,
 }
 
 /// A refused submission as a status, logged (the log line quotes no input: codes, sizes).
@@ -49,8 +51,66 @@ fn refused(e: EngineError) -> Status {
     status
 }
 
+/// Queues a parsed-to-be submission as a new job: parses and checks it, journals it (when
+/// there is a journal), submits it, and ties the admission and the journal entry to the
+/// job's end.
+fn accept(
+    engine: &Arc<Engine>,
+    journal: Option<&Arc<Journal>>,
+    key: Option<RequestKey>,
+    r: &pb::SubmitProofRequest,
+    mut admission: Option<super::intake::Admission>,
+    retry_secs: u64,
+) -> Result<Submitted, Status> {
+    let (request, priority) = convert::to_request(r).map_err(refused)?;
+    let entry = match (journal, &key) {
+        (Some(j), Some(k)) => Some(j.record(r, k.inputs).map_err(|e| {
+            tracing::warn!(error = %e, "submission refused");
+            match e {
+                JournalError::Full { .. } => {
+                    let msg = e.to_string();
+                    let (code, why) = msg
+                        .split_once(": ")
+                        .unwrap_or(("journal_full", msg.as_str()));
+                    super::intake::exhausted(code, why, retry_secs)
+                }
+                JournalError::Io(_) => Status::unavailable(e.to_string()),
+            }
+        })?),
+        _ => None,
+    };
+    if let Some(a) = admission.as_mut() {
+        a.parsed();
+    }
+    let submitted = engine.submit(key, priority, Arc::new(FilecoinJob::new(request)));
+    let s = match submitted {
+        Ok(s) => s,
+        Err(e) => {
+            if let (Some(j), Some(entry)) = (journal, entry) {
+                j.remove(entry);
+            }
+            return Err(refused(e));
+        }
+    };
+    match (s.existing, journal, entry) {
+        // Joined a job submitted meanwhile: that one has its own entry.
+        (true, Some(j), Some(entry)) => j.remove(entry),
+        (false, j, entry) => {
+            let settle = super::resume::Settle::new(engine, j.cloned(), entry);
+            // Released when the job ends (at once if it already has, or is no longer
+            // known).
+            let _ = engine.on_complete(&s.job_id, move |report| {
+                drop(admission);
+                settle.job_ended(report);
+            });
+        }
+        _ => {}
+    }
+    Ok(s)
+}
+
 /// The Filecoin kind of a wire kind.
-fn kind_of(kind: i32) -> Option<ProofKind> {
+pub(crate) fn kind_of(kind: i32) -> Option<ProofKind> {
     match pb::ProofKind::try_from(kind).ok()? {
         pb::ProofKind::PorepSealCommit => Some(ProofKind::PoRep),
         pb::ProofKind::SnapDealsUpdate => Some(ProofKind::SnapDeals),
@@ -69,6 +129,25 @@ impl ProvingService {
             engine,
             callers,
             intake: None,
+            journal: None,
+        }
+    }
+
+    /// Records every accepted submission in `journal` before answering it (a submission
+    /// the journal cannot hold is refused), and removes it when its job ends.
+    pub fn with_journal(mut self, journal: Arc<Journal>) -> Self {
+        self.journal = Some(journal);
+        self
+    }
+
+    /// Resumes the journal's entries (oldest first) as jobs under their ids, and records
+    /// each entry that cannot be resumed as a failed job under its id, with the reason;
+    /// such an entry is moved to the journal's `unreadable` directory. Returns how many
+    /// were resumed and how many failed.
+    pub fn resume_journal(&self) -> (usize, usize) {
+        match &self.journal {
+            Some(j) => super::resume::resume(&self.engine, j),
+            None => (0, 0),
         }
     }
 
@@ -96,8 +175,14 @@ impl ProvingService {
         let callers = waiter.then(|| self.callers.clone());
         let intake = self.intake.clone();
         let bytes = prost::Message::encoded_len(&r) as u64;
+        let journal = self.journal.clone();
+        let mut r = r;
         // Hashing and parsing the inputs (C1 JSON, vanilla proofs) is CPU work.
         let submitted = tokio::task::spawn_blocking(move || {
+            if journal.is_some() && r.request_id.is_empty() {
+                // A journaled job is recorded under its id before the engine sees it.
+                r.request_id = format!("job-{:016x}", rand::random::<u64>());
+            }
             let key = (!r.request_id.is_empty())
                 .then(|| RequestKey::new(r.request_id.clone(), convert::input_digest(&r)));
             let mut waiting = callers
@@ -116,7 +201,7 @@ impl ProvingService {
                 _ => {
                     // Counted from before parsing (which is where a request's memory
                     // multiplies) until its job ends.
-                    let mut admission = match (&intake, kind_of(r.proof_kind)) {
+                    let admission = match (&intake, kind_of(r.proof_kind)) {
                         (Some(intake), Some(kind)) => {
                             Some(intake.admit(kind, bytes).inspect_err(|s| {
                                 tracing::warn!(kind = %kind, bytes, error = %s.message(), "submission refused");
@@ -124,19 +209,8 @@ impl ProvingService {
                         }
                         _ => None,
                     };
-                    let (request, priority) = convert::to_request(&r).map_err(refused)?;
-                    if let Some(a) = admission.as_mut() {
-                        a.parsed();
-                    }
-                    let s = engine
-                        .submit(key, priority, Arc::new(FilecoinJob::new(request)))
-                        .map_err(refused)?;
-                    if let Some(a) = admission.filter(|_| !s.existing) {
-                        // Released when the job ends (at once if it already has, or
-                        // is no longer known).
-                        let _ = engine.on_complete(&s.job_id, move |_| drop(a));
-                    }
-                    s
+                    let retry_secs = intake.as_ref().map_or(5, |i| i.retry_after_secs());
+                    accept(&engine, journal.as_ref(), key, &r, admission, retry_secs)?
                 }
             };
             if let Some(c) = &callers {

@@ -275,14 +275,25 @@ impl Intake {
         })
     }
 
-    fn refuse(&self, code: &str, why: &str) -> Status {
-        let secs = self.limits.retry_after_secs;
-        let mut s = Status::resource_exhausted(format!("{code}: {why}; retry after {secs} s"));
-        if let Ok(v) = (secs * 1000).to_string().parse() {
-            s.metadata_mut().insert(RETRY_PUSHBACK_KEY, v);
-        }
-        s
+    /// The retry hint, seconds.
+    pub fn retry_after_secs(&self) -> u64 {
+        self.limits.retry_after_secs
     }
+
+    fn refuse(&self, code: &str, why: &str) -> Status {
+        exhausted(code, why, self.limits.retry_after_secs)
+    }
+}
+
+/// RESOURCE_EXHAUSTED with a stable code and the retry hint in the message and in the
+/// [`RETRY_PUSHBACK_KEY`] metadata.
+pub fn exhausted(code: &str, why: &str, retry_after_secs: u64) -> Status {
+    let secs = retry_after_secs;
+    let mut s = Status::resource_exhausted(format!("{code}: {why}; retry after {secs} s"));
+    if let Ok(v) = (secs * 1000).to_string().parse() {
+        s.metadata_mut().insert(RETRY_PUSHBACK_KEY, v);
+    }
+    s
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ use tonic::transport::Server;
 use super::auth::{BearerToken, GrpcAuth};
 use super::config::Config;
 use super::grpc::ProvingService;
+use super::journal::Journal;
 use super::pb::proving_engine_server::ProvingEngineServer;
 use super::tls::TlsFiles;
 
@@ -32,6 +33,7 @@ pub struct Listeners {
     configured_backend: String,
     token: Option<BearerToken>,
     tls: Option<TlsFiles>,
+    journal: Option<Arc<Journal>>,
 }
 
 /// What is at a unix socket path.
@@ -97,6 +99,25 @@ impl Listeners {
                 "{key} accepts connections from other machines (server.allow_remote = true)"
             );
         }
+        let journal = if c.journal.enabled {
+            let max = c
+                .journal
+                .max_bytes(c.server.max_message_bytes)
+                .map_err(anyhow::Error::msg)?;
+            let dir = Path::new(&c.journal.dir);
+            let j = Journal::open(dir, max).with_context(|| {
+                format!(
+                    "journal.dir {}: the journal of accepted jobs needs a writable directory \
+                     (or journal.enabled = false)",
+                    dir.display()
+                )
+            })?;
+            tracing::info!(dir = %dir.display(), max_bytes = max, used_bytes = j.used_bytes(), "journal of accepted jobs");
+            Some(j)
+        } else {
+            tracing::warn!("journal.enabled = false: accepted jobs are lost on a restart or crash");
+            None
+        };
         let unix = match c.unix_socket().map_err(anyhow::Error::msg)? {
             Some(path) => {
                 if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -147,6 +168,7 @@ impl Listeners {
             configured_backend: c.engine.backend.clone(),
             token,
             tls,
+            journal,
         })
     }
 
@@ -232,9 +254,30 @@ pub async fn serve(
     grace: Duration,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    serve_until(listeners, engine, grace, shutdown, std::future::pending()).await
+}
+
+/// [`serve`], and when `force` completes during the drain, the grace period ends at once:
+/// jobs in flight are cancelled (their journal entries kept, so they resume at the next
+/// start), waiting callers get their answers, and the daemon stops.
+///
+/// Before the listeners serve, the journal's entries are resumed (or reported as failed
+/// jobs under their ids).
+pub async fn serve_until(
+    listeners: Listeners,
+    engine: Arc<Engine>,
+    grace: Duration,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    force: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let service = ProvingService::new(engine.clone(), listeners.cancel_abandoned.clone())
+    let mut service = ProvingService::new(engine.clone(), listeners.cancel_abandoned.clone())
         .with_intake(super::intake::Intake::new(listeners.intake.clone()));
+    if let Some(j) = &listeners.journal {
+        service = service.with_journal(j.clone());
+        let s = service.clone();
+        tokio::task::spawn_blocking(move || s.resume_journal()).await?;
+    }
     let max = listeners.max_message_bytes;
     let (health, health_service) = tonic_health::server::health_reporter();
     health
@@ -330,7 +373,15 @@ pub async fn serve(
         "draining: no new work; waiting for jobs in flight"
     );
     let e = engine.clone();
-    let report = tokio::task::spawn_blocking(move || e.drain(grace)).await?;
+    let drain = tokio::task::spawn_blocking(move || e.drain(grace));
+    tokio::pin!(drain);
+    let report = tokio::select! {
+        r = &mut drain => r?,
+        _ = force => {
+            engine.cut_drain_short();
+            drain.await?
+        }
+    };
     tracing::info!(
         finished = report.finished,
         cancelled = report.cancelled,

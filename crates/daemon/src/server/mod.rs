@@ -15,7 +15,9 @@ pub mod cuzk_config;
 pub mod grpc;
 pub mod http;
 pub mod intake;
+pub mod journal;
 mod listen;
+mod resume;
 pub mod tls;
 pub mod wire_status;
 
@@ -27,7 +29,7 @@ use anyhow::Context as _;
 use filprove_engine::{Engine, EngineConfig};
 
 pub use config::Config;
-pub use listen::{serve, socket_state, Listeners, SocketState};
+pub use listen::{serve, serve_until, socket_state, Listeners, SocketState};
 
 /// The generated cuzk.v1 messages, server and client.
 #[allow(missing_docs, clippy::all)]
@@ -141,14 +143,23 @@ pub fn apply_param_cache(c: &Config) -> anyhow::Result<PathBuf> {
 
 /// Starts the engine for a configuration: backends, parameter loader, preloads.
 pub fn start_engine(c: &Config) -> anyhow::Result<Arc<Engine>> {
-    let cache = apply_param_cache(c)?;
-    tracing::info!(param_cache = %cache.display(), "parameter directory");
-    warn_unknown_fil_proofs_env();
+    // Sets the environment before a backend starts threads (idempotent).
+    apply_param_cache(c)?;
     let cuda = c
         .cuda
         .options(c.engine.gpu_workers_per_device)
         .map_err(anyhow::Error::msg)?;
-    let backends = backends::build(&c.engine.backend, &cuda)?;
+    start_engine_on(c, backends::build(&c.engine.backend, &cuda)?)
+}
+
+/// [`start_engine`] on the given backends instead of those `engine.backend` names.
+pub fn start_engine_on(
+    c: &Config,
+    backends: Vec<Arc<dyn filprove_groth16::Backend>>,
+) -> anyhow::Result<Arc<Engine>> {
+    let cache = apply_param_cache(c)?;
+    tracing::info!(param_cache = %cache.display(), "parameter directory");
+    warn_unknown_fil_proofs_env();
     let check_digests = matches!(
         std::env::var("FIL_PROOFS_VERIFY_PRODUCTION_PARAMS").as_deref(),
         Ok("1") | Ok("true") | Ok("yes")
@@ -226,34 +237,53 @@ pub fn run_daemon(args: DaemonArgs) -> anyhow::Result<()> {
         config.engine.nvml_sample_ms,
     ));
     runtime.block_on(async move {
+        let (first, second) = shutdown_signals()?;
         let listeners = Listeners::bind(&config).await?;
-        serve(
+        serve_until(
             listeners,
             engine,
             Duration::from_secs(config.server.shutdown_grace_secs),
-            shutdown_signal(),
+            first,
+            second,
         )
         .await
     })
 }
 
-/// Completes on SIGTERM or SIGINT.
-pub async fn shutdown_signal() {
-    {
-        let term = async {
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(mut s) => {
-                    s.recv().await;
-                }
-                Err(e) => {
-                    tracing::error!(error = %e, "cannot listen for SIGTERM");
-                    std::future::pending::<()>().await
-                }
+/// Counts SIGTERM and SIGINT from now on: the first future completes on the first signal
+/// (drain), the second on the next one (cut the drain short: cancel what runs, exit).
+pub fn shutdown_signals() -> anyhow::Result<(
+    impl std::future::Future<Output = ()> + Send + 'static,
+    impl std::future::Future<Output = ()> + Send + 'static,
+)> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
+    let mut int = signal(SignalKind::interrupt()).context("cannot listen for SIGINT")?;
+    let (tx, rx) = tokio::sync::watch::channel(0u32);
+    tokio::spawn(async move {
+        loop {
+            let name = tokio::select! {
+                _ = term.recv() => "SIGTERM",
+                _ = int.recv() => "SIGINT",
+            };
+            let n = {
+                tx.send_modify(|n| *n += 1);
+                *tx.borrow()
+            };
+            if n == 1 {
+                tracing::info!(
+                    "{name}: draining (send it again to cancel jobs in flight and exit)"
+                );
+            } else {
+                tracing::warn!("{name} during the drain: cancelling jobs in flight and exiting");
             }
-        };
-        tokio::select! {
-            _ = term => tracing::info!("SIGTERM: draining"),
-            _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT: draining"),
         }
-    }
+    });
+    let count = |at: u32| {
+        let mut rx = rx.clone();
+        async move {
+            let _ = rx.wait_for(|n| *n >= at).await;
+        }
+    };
+    Ok((count(1), count(2)))
 }

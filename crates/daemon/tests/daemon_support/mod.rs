@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod exposition;
+pub mod spawned;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -79,6 +80,7 @@ pub fn test_config(dir: &Path) -> Config {
     c.engine.partition_workers = 2;
     c.memory.budget = server::config::ByteSize::Text("4GiB".into());
     c.srs.budget = server::config::ByteSize::Text("4GiB".into());
+    c.journal.dir = dir.join("journal").display().to_string();
     c
 }
 
@@ -93,11 +95,23 @@ impl TestDaemon {
 
     /// Starts a daemon with `config` as it is (its listeners in `dir`, which it keeps).
     pub fn start_with(dir: tempfile::TempDir, config: Config) -> Self {
+        Self::start_on(dir, config, None)
+    }
+
+    /// Starts a daemon on `backends` (instead of those `engine.backend` names) when given.
+    pub fn start_on(
+        dir: tempfile::TempDir,
+        config: Config,
+        backends: Option<Vec<Arc<dyn filprove_groth16::Backend>>>,
+    ) -> Self {
         env();
         ensure_params("wpost-2k");
         ensure_params("winning-2k");
         config.validate().unwrap();
-        let engine = server::start_engine(&config).unwrap();
+        let engine = match backends {
+            Some(b) => server::start_engine_on(&config, b).unwrap(),
+            None => server::start_engine(&config).unwrap(),
+        };
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let (addrs_tx, addrs_rx) = std::sync::mpsc::channel();
         let e = engine.clone();
