@@ -135,7 +135,14 @@ fn fixtures_params_prove_verify_and_bad_inputs() {
     // on a virtual 2 KiB sector.
     let vfx = tmp.path().join("virtual");
     let o = filprove(
-        &["fixtures", "--virtual", "--out", &s(&vfx), "--kinds", "snap"],
+        &[
+            "fixtures",
+            "--virtual",
+            "--out",
+            &s(&vfx),
+            "--kinds",
+            "snap",
+        ],
         &params,
     );
     assert!(o.status.success(), "{}", text(&o));

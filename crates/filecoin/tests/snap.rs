@@ -4,6 +4,8 @@
 
 mod common;
 
+use std::time::Instant;
+
 use filprove_filecoin::{virtual_sector, ProofKind, ProofRequest, SynthesisPath};
 
 #[test]
@@ -49,12 +51,24 @@ fn parted_snap_synthesis_equals_ordered_virtual_8m() {
     assert_eq!(filprove_filecoin::twin_fallbacks(), fallbacks);
 }
 
-/// Each partition of `partitions` along the parted paths, equal to ordered synthesis.
+/// Each partition of `partitions` along the parted paths, equal to ordered synthesis
+/// (the time per constraint of each printed).
 fn check_parted(name: &str, req: &ProofRequest, partitions: &[usize]) {
     for &k in partitions {
+        let t = Instant::now();
         let want = req.synthesize_in_order(k).unwrap();
+        let n = want.assignment.num_constraints() as f64;
+        eprintln!(
+            "{name} partition {k}: {n} constraints, in order {:.0} ns/constraint",
+            t.elapsed().as_secs_f64() * 1e9 / n
+        );
         for path in [SynthesisPath::Twin, SynthesisPath::Gadgets] {
+            let t = Instant::now();
             let got = req.synthesize_with(k, path).unwrap();
+            eprintln!(
+                "{name} partition {k}: {path:?} {:.0} ns/constraint",
+                t.elapsed().as_secs_f64() * 1e9 / n
+            );
             assert!(
                 got.assignment == want.assignment,
                 "{name} partition {k} ({path:?}): parted synthesis differs ({} / {} constraints)",

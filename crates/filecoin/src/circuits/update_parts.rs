@@ -489,11 +489,7 @@ fn high_bits<CS: ConstraintSystem<Fr>>(
     let selected = alloc_num(&mut cs, "c_high_selected".into(), sum)?;
     cs.enforce(
         || "c_high_selected == dot(c_highs, h_select_bits)",
-        |lc| {
-            scaled
-                .iter()
-                .fold(lc, |lc, s| lc + s.get_variable())
-        },
+        |lc| scaled.iter().fold(lc, |lc, s| lc + s.get_variable()),
         |lc| lc + CS::one(),
         |lc| lc + selected.get_variable(),
     );
