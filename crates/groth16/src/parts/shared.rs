@@ -222,7 +222,7 @@ mod tests {
             let square = x.square(cs.namespace(|| "square"))?;
             let bits = (0..6)
                 .map(|i| {
-                    let bit = (self.x * self.x >> i) & 1 == 1;
+                    let bit = ((self.x * self.x) >> i) & 1 == 1;
                     AllocatedBit::alloc(cs.namespace(|| format!("bit {i}")), Some(bit))
                 })
                 .collect::<Result<_, _>>()?;
@@ -247,7 +247,11 @@ mod tests {
             acc.inputize(cs.namespace(|| "start input"))?;
             for i in 0..self.parts[j] {
                 let bit = &head.bits[(i + j) % 6];
-                let by = if j % 2 == 0 { &head.square } else { &head.x };
+                let by = if j.is_multiple_of(2) {
+                    &head.square
+                } else {
+                    &head.x
+                };
                 let next = acc.mul(cs.namespace(|| format!("mul {i}")), by)?;
                 let v = next.get_value().zip(bit.get_value()).map(
                     |(n, b)| {
