@@ -131,6 +131,30 @@ fn fixtures_params_prove_verify_and_bad_inputs() {
         "{}",
         text(&o)
     );
+    // And SnapDeals' (its challenges in parallel against the upstream circuit in order),
+    // on a virtual 2 KiB sector.
+    let vfx = tmp.path().join("virtual");
+    let o = filprove(
+        &[
+            "fixtures",
+            "--virtual",
+            "--out",
+            &s(&vfx),
+            "--kinds",
+            "snap",
+        ],
+        &params,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let snap = s(&vfx.join("snap.request.json"));
+    let o = filprove(&["synthesize", "--request", &snap, "--check"], &params);
+    let out = text(&o);
+    assert!(
+        o.status.success()
+            && out.contains("gadgets, challenges in parallel")
+            && out.contains("equal to ordered synthesis"),
+        "{out}"
+    );
     let o = filprove(
         &["synthesize", "--request", &request, "--partition", "3"],
         &params,

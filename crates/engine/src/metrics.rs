@@ -40,7 +40,8 @@ pub struct Metrics {
     pub partition_buffers: IntCounterVec,
     /// Kept partition buffers freed beyond the pool's bound.
     pub partition_buffers_released: IntCounter,
-    /// PoRep partitions the circuit twin could not synthesize (gadgets instead).
+    /// Partitions the fast synthesis path could not synthesize (PoRep: the circuit twin,
+    /// gadgets instead; SnapDeals: challenges in parallel, in order instead).
     pub twin_fallbacks: IntCounter,
     /// Jobs proved a second time, by `kind`.
     pub proof_retries: IntCounterVec,
@@ -158,7 +159,7 @@ impl Metrics {
             twin_fallbacks: family(
                 &r,
                 "filprove_synthesis_twin_fallbacks_total",
-                "PoRep partitions that the circuit twin (native SHA-256 witness) could not synthesize and that went through storage-proofs' gadgets instead.",
+                "Partitions the fast synthesis path could not synthesize: PoRep partitions the circuit twin (native SHA-256 witness) left to storage-proofs' gadgets, SnapDeals partitions whose challenges could not run in parallel and were synthesized in order.",
                 IntCounter::with_opts,
             )?,
             proof_retries: family(

@@ -269,7 +269,7 @@ impl ProofRequest {
         match &self.body {
             RequestBody::PoRep { c1, .. } => porep::synthesize(c1, partition, path),
             RequestBody::SnapDeals { .. } => {
-                update::synthesize(&self.update_inputs().expect("update body"), partition)
+                update::synthesize(&self.update_inputs().expect("update body"), partition, path)
             }
             _ => post::synthesize(&self.post_inputs().expect("PoSt body")),
         }

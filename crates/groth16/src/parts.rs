@@ -33,6 +33,9 @@ use crate::density::DensityBits;
 use crate::sink::{GadgetCircuit, SinkCircuit, WitnessSink};
 use crate::{cancel, recycle, Fr, ProvingAssignment};
 
+mod shared;
+pub use shared::{synthesize_shared_head, InOrder, SharedHeadCircuit};
+
 /// Lengths of an assignment, or of a piece of one.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Lengths {
@@ -321,8 +324,22 @@ fn zero_extend(v: &mut Vec<Fr>, len: usize) {
 /// Puts the parts' heads, inputs and density bits into `cs` (whose a, b, c and aux slots
 /// the parts filled), in part order; the head comes from part 0's own.
 fn merge(cs: &mut ProvingAssignment, shape: PartShape, outs: Vec<PartOut>) -> Result<(), Failure> {
+    merge_parts(cs, shape, 0, outs, false)
+}
+
+/// [`merge`] of parts `first..`: with `first` = 1, `cs` already holds the head and part 0;
+/// with `shared`, the parts read the head in `cs` rather than synthesizing their own
+/// ([`shared`]): there is no head of theirs to copy or compare, only the density bits of
+/// the head variables they used.
+fn merge_parts(
+    cs: &mut ProvingAssignment,
+    shape: PartShape,
+    first: usize,
+    outs: Vec<PartOut>,
+    shared: bool,
+) -> Result<(), Failure> {
     let head = shape.head;
-    {
+    if first == 0 && !shared {
         let h = &outs[0].head;
         cs.a[..head.constraints].copy_from_slice(&h.a);
         cs.b[..head.constraints].copy_from_slice(&h.b);
@@ -336,14 +353,16 @@ fn merge(cs: &mut ProvingAssignment, shape: PartShape, outs: Vec<PartOut>) -> Re
     }
     for (i, out) in outs.iter().enumerate() {
         let h = &out.head;
-        let same = h.a[..] == cs.a[..head.constraints]
-            && h.b[..] == cs.b[..head.constraints]
-            && h.c[..] == cs.c[..head.constraints]
-            && h.aux_assignment[..] == cs.aux_assignment[..head.aux]
-            && h.input_assignment[..] == cs.input_assignment[..head.inputs];
+        let same = shared
+            || h.a[..] == cs.a[..head.constraints]
+                && h.b[..] == cs.b[..head.constraints]
+                && h.c[..] == cs.c[..head.constraints]
+                && h.aux_assignment[..] == cs.aux_assignment[..head.aux]
+                && h.input_assignment[..] == cs.input_assignment[..head.inputs];
         if !same {
             return Err(Failure::Shape(format!(
-                "part {i}'s head differs from part 0's"
+                "part {}'s head differs from part 0's",
+                first + i
             )));
         }
         cs.a_aux_density.or_prefix(&h.a_aux_density);
@@ -528,6 +547,16 @@ struct PartSystem<'a, 'm> {
     misfit: Option<String>,
     /// A cancellation seen by native witness code (which cannot return it).
     cancelled: bool,
+    /// The values of a head synthesized once for every part ([`shared`]); `None`: the
+    /// part synthesizes its own head (`out.head`).
+    shared: Option<HeadValues<'a>>,
+}
+
+/// The values of a head that parts read without synthesizing it.
+#[derive(Clone, Copy)]
+struct HeadValues<'a> {
+    inputs: &'a [Fr],
+    aux: &'a [Fr],
 }
 
 impl<'a, 'm> PartSystem<'a, 'm> {
@@ -552,7 +581,24 @@ impl<'a, 'm> PartSystem<'a, 'm> {
             in_part: false,
             misfit: None,
             cancelled: false,
+            shared: None,
         }
+    }
+
+    /// A part that reads `head` (of the shape's head lengths) instead of synthesizing it:
+    /// it is in its part from the start, and its copy of the head holds only the density
+    /// bits of the head variables it uses.
+    fn reading(shape: PartShape, slots: Slots<'a>, head: HeadValues<'a>) -> Self {
+        let mut sys = Self::new("", shape, slots);
+        sys.watch.seen = true;
+        sys.in_part = true;
+        let h = &mut sys.out.head;
+        h.input_assignment.clear();
+        h.b_input_density = DensityBits::from_words(Vec::new(), shape.head.inputs);
+        h.a_aux_density = DensityBits::from_words(Vec::new(), shape.head.aux);
+        h.b_aux_density = DensityBits::from_words(Vec::new(), shape.head.aux);
+        sys.shared = Some(head);
+        sys
     }
 
     fn misfit(&mut self, why: String) {
@@ -658,6 +704,15 @@ impl ConstraintSystem<Fr> for PartSystem<'_, '_> {
         );
         let (hi, ha) = (self.shape.head.inputs, self.shape.head.aux);
         let head = &mut self.out.head;
+        let (head_inputs, head_aux) = match self.shared {
+            Some(h) => (h.inputs, h.aux),
+            None => (&head.input_assignment[..], &head.aux_assignment[..]),
+        };
+        let (head_a, head_b, head_b_in) = (
+            &mut head.a_aux_density,
+            &mut head.b_aux_density,
+            &mut head.b_input_density,
+        );
         let (inputs, aux) = (&self.out.inputs, &*self.slots.aux);
         let (a_aux, b_aux, b_in) = (
             &mut self.out.a_aux,
@@ -667,31 +722,25 @@ impl ConstraintSystem<Fr> for PartSystem<'_, '_> {
         // Variables below the head's lengths are the head's; the rest are the part's.
         let va = eval_lc(
             &la,
-            |i| input_value(&head.input_assignment, inputs, hi, i),
-            |i| {
-                let bits = (&mut head.a_aux_density, &mut *a_aux);
-                aux_value(&head.aux_assignment, aux, ha, i, Some(bits))
-            },
+            |i| input_value(head_inputs, inputs, hi, i),
+            |i| aux_value(head_aux, aux, ha, i, Some((&mut *head_a, &mut *a_aux))),
         );
         let vb = eval_lc(
             &lb,
             |i| {
                 if i < hi {
-                    head.b_input_density.set(i);
+                    head_b_in.set(i);
                 } else {
                     b_in.set(i - hi);
                 }
-                input_value(&head.input_assignment, inputs, hi, i)
+                input_value(head_inputs, inputs, hi, i)
             },
-            |i| {
-                let bits = (&mut head.b_aux_density, &mut *b_aux);
-                aux_value(&head.aux_assignment, aux, ha, i, Some(bits))
-            },
+            |i| aux_value(head_aux, aux, ha, i, Some((&mut *head_b, &mut *b_aux))),
         );
         let vc = eval_lc(
             &lc,
-            |i| input_value(&head.input_assignment, inputs, hi, i),
-            |i| aux_value(&head.aux_assignment, aux, ha, i, None),
+            |i| input_value(head_inputs, inputs, hi, i),
+            |i| aux_value(head_aux, aux, ha, i, None),
         );
         self.slots.a[n] = va;
         self.slots.b[n] = vb;

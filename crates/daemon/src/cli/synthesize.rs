@@ -1,7 +1,8 @@
 //! `filprove synthesize`: witness synthesis alone, timed (no parameters, no GPU): how fast
 //! this machine's CPUs turn a request into partitions, and a check that every way of
 //! synthesizing a PoRep partition (in order, challenges in parallel through the upstream
-//! gadgets, through the circuit twin) gives exactly the same assignment.
+//! gadgets, through the circuit twin) or a SnapDeals partition (in order, challenges in
+//! parallel) gives exactly the same assignment.
 
 use std::time::Instant;
 
@@ -13,10 +14,11 @@ use filprove_filecoin::{Partition, ProofKind, ProofRequest, SynthesisPath};
 
 use super::prove::RequestArgs;
 
-/// A way of synthesizing a PoRep partition (other kinds have one).
+/// A way of synthesizing a PoRep or SnapDeals partition (the PoSt kinds have one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum PathArg {
-    /// Challenges in parallel through filprove's circuit twin (production).
+    /// Challenges in parallel through filprove's circuit twin (production; SnapDeals: as
+    /// `gadgets`).
     Twin,
     /// Challenges in parallel through storage-proofs' gadgets.
     Gadgets,
@@ -54,13 +56,13 @@ pub struct SynthesizeArgs {
     /// shape of its challenges, so it runs challenge 0 in order through the gadgets).
     #[arg(long, default_value_t = 3)]
     pub runs: usize,
-    /// How a PoRep partition is synthesized.
+    /// How a PoRep or SnapDeals partition is synthesized.
     #[arg(long, value_enum, default_value_t = PathArg::Twin)]
     pub path: PathArg,
-    /// Then synthesize the partition along the gadget path (old), the twin (new) and in
-    /// order (the reference), report the time per constraint of each side by side, and
-    /// fail unless every assignment is equal, field for field (needs memory for two
-    /// partitions).
+    /// Then synthesize the partition along every path (PoRep: gadgets, twin, in order;
+    /// SnapDeals: challenges in parallel, in order), report the time per constraint of
+    /// each side by side, and fail unless every assignment is equal, field for field
+    /// (needs memory for two partitions).
     #[arg(long)]
     pub check: bool,
 }
@@ -69,10 +71,15 @@ pub struct SynthesizeArgs {
 pub fn run(args: SynthesizeArgs) -> Result<()> {
     let req = args.input.load()?;
     let k = args.partition;
-    let porep = req.kind() == ProofKind::PoRep;
-    // Only PoRep's circuits have paths (WindowPoSt's sectors are parallel in
-    // storage-proofs itself).
-    let path = if porep { args.path } else { PathArg::InOrder };
+    let kind = req.kind();
+    // Only PoRep's and SnapDeals' circuits have paths (WindowPoSt's sectors are parallel
+    // in storage-proofs itself); SnapDeals has no twin (its parted path is the gadgets').
+    let path = match (kind, args.path) {
+        (ProofKind::PoRep, p) => p,
+        (ProofKind::SnapDeals, PathArg::InOrder) => PathArg::InOrder,
+        (ProofKind::SnapDeals, _) => PathArg::Gadgets,
+        _ => PathArg::InOrder,
+    };
     let mode = path.describe();
     let mut last = None;
     for run in 1..=args.runs.max(1) {
@@ -103,17 +110,20 @@ pub fn run(args: SynthesizeArgs) -> Result<()> {
     }
     if args.check {
         let got = last.expect("at least one run");
-        let others: &[PathArg] = if porep {
-            &[PathArg::Gadgets, PathArg::Twin, PathArg::InOrder]
-        } else {
-            &[PathArg::InOrder]
+        let others: &[PathArg] = match kind {
+            ProofKind::PoRep => &[PathArg::Gadgets, PathArg::Twin, PathArg::InOrder],
+            ProofKind::SnapDeals => &[PathArg::Gadgets, PathArg::InOrder],
+            _ => &[PathArg::InOrder],
         };
         let mut times = Vec::new();
         for &other in others {
             let fallbacks = filprove_filecoin::twin_fallbacks();
             let (p, secs) = timed(&req, k, other)?;
-            if other == PathArg::Twin && filprove_filecoin::twin_fallbacks() != fallbacks {
-                bail!("partition {k}: the circuit twin fell back to the gadgets (see the log)");
+            if other != PathArg::InOrder && filprove_filecoin::twin_fallbacks() != fallbacks {
+                bail!(
+                    "partition {k}: the {} synthesis fell back (see the log)",
+                    other.describe()
+                );
             }
             if p.assignment != got.assignment || p.public_inputs != got.public_inputs {
                 bail!(

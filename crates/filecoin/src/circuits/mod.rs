@@ -14,6 +14,7 @@ pub(crate) mod porep;
 pub(crate) mod porep_twin;
 pub(crate) mod post;
 pub(crate) mod update;
+mod update_parts;
 
 /// Dispatches a function generic over the Merkle tree shape on a sector size. Only the three
 /// shapes the published sector sizes use are instantiated (2 KiB, 8 MiB and 512 MiB share one).
@@ -33,18 +34,20 @@ pub(crate) use with_tree;
 
 pub use porep::twin_fallbacks;
 
-/// How a PoRep partition is synthesized (the other proof kinds have one way).
+/// How a PoRep or SnapDeals partition is synthesized (the PoSt kinds have one way).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SynthesisPath {
     /// In constraint order on one thread, through storage-proofs' circuit, as
     /// filecoin-proofs synthesizes (the reference).
     InOrder,
-    /// The challenges in parallel ([`filprove_groth16::parts`]), each through
-    /// storage-proofs' circuit.
+    /// The challenges in parallel ([`filprove_groth16::parts`]), through storage-proofs'
+    /// gadgets (SnapDeals: [`update_parts`]).
     Gadgets,
-    /// The challenges in parallel through filprove's twin of the circuit, whose SHA-256
-    /// parts can be computed natively; a partition the twin cannot synthesize goes the
-    /// [`SynthesisPath::Gadgets`] way (counted by [`twin_fallbacks`]).
+    /// Production. PoRep: the challenges in parallel through filprove's twin of the
+    /// circuit, whose SHA-256 parts can be computed natively; a partition the twin cannot
+    /// synthesize goes the [`SynthesisPath::Gadgets`] way. SnapDeals: as
+    /// [`SynthesisPath::Gadgets`]; a partition whose parts fail or do not fit is
+    /// synthesized in order. Either fallback is counted by [`twin_fallbacks`].
     #[default]
     Twin,
 }

@@ -207,11 +207,18 @@ pub(crate) fn synthesize(
 /// Partitions the twin could not synthesize (synthesized by the gadget path instead).
 static TWIN_FALLBACKS: AtomicU64 = AtomicU64::new(0);
 
-/// How many PoRep partitions this process meant to synthesize through the circuit twin
-/// ([`SynthesisPath::Twin`]) but synthesized through the upstream gadgets, because the
-/// twin failed or did not fit (each is also logged as a warning). Zero in a healthy process.
+/// How many partitions this process meant to synthesize along [`SynthesisPath::Twin`] but
+/// synthesized another way, because the fast path failed or did not fit (each is also
+/// logged as a warning): PoRep partitions the circuit twin left to the upstream gadgets,
+/// SnapDeals partitions whose challenges could not run in parallel and were synthesized in
+/// order. Zero in a healthy process.
 pub fn twin_fallbacks() -> u64 {
     TWIN_FALLBACKS.load(Ordering::Relaxed)
+}
+
+/// Counts one partition in [`twin_fallbacks`].
+pub(super) fn count_fallback() {
+    TWIN_FALLBACKS.fetch_add(1, Ordering::Relaxed);
 }
 
 /// Seal proofs whose twin parts did not fit the upstream shape: the twin is not tried for
@@ -299,7 +306,7 @@ where
             Ok(assignment) => assignment,
             Err(TwinFailure::Error(e)) => return Err(e),
             Err(TwinFailure::Fallback(why, shell)) => {
-                TWIN_FALLBACKS.fetch_add(1, Ordering::Relaxed);
+                count_fallback();
                 log::warn!("PoRep partition {k}: synthesized through the upstream gadgets ({why})");
                 gadgets(whole, shell.map(|s| *s))?
             }

@@ -1,10 +1,13 @@
 //! SnapDeals (empty sector update): circuits and public inputs from bincode partition proofs,
 //! as `generate_empty_sector_update_proof_with_vanilla` builds them.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
 use filecoin_hashers::Domain as _;
 use filecoin_proofs::{DefaultPieceDomain, MerkleTreeTrait, SectorUpdateConfig, TreeRHasher};
 use filecoin_proofs_api::RegisteredUpdateProof;
-use filprove_groth16::Fr;
+use filprove_groth16::parts::{self, PartsError};
+use filprove_groth16::{cancel, recycle, Fr, ProvingAssignment};
 use storage_proofs_core::{
     compound_proof::CompoundProof, parameter_cache::CacheableParameters, proof::ProofScheme,
 };
@@ -13,8 +16,10 @@ use storage_proofs_update::{
     PartitionProof, PublicInputs, PublicParams,
 };
 
+use super::update_parts::UpdateParts;
 use super::{
     decode_vanilla, no_panic, synth_err, synthesize_circuit, with_tree, CircuitShape, Partition,
+    SynthesisPath,
 };
 use crate::error::FilecoinError;
 
@@ -102,20 +107,47 @@ pub(crate) fn validate(inp: &UpdateInputs<'_>) -> Result<(), FilecoinError> {
     })
 }
 
-/// The circuit and public inputs of partition `k`.
-pub(crate) fn synthesize(inp: &UpdateInputs<'_>, k: usize) -> Result<Partition, FilecoinError> {
+/// The circuit and public inputs of partition `k`, synthesized along `path`: in order,
+/// or with its challenges in parallel ([`UpdateParts`]; `Gadgets` and `Twin` alike).
+pub(crate) fn synthesize(
+    inp: &UpdateInputs<'_>,
+    k: usize,
+    path: SynthesisPath,
+) -> Result<Partition, FilecoinError> {
     with_tree!(
         u64::from(inp.registered.sector_size()),
         synthesize_inner,
         inp,
-        k
+        k,
+        path
     )
 }
 
 fn synthesize_inner<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     inp: &UpdateInputs<'_>,
     k: usize,
+    path: SynthesisPath,
 ) -> Result<Partition, FilecoinError> {
+    let (circuit, public_inputs) = circuit_of::<Tree>(inp, k)?;
+    let assignment = match path {
+        SynthesisPath::InOrder => synthesize_circuit(circuit, k)?,
+        SynthesisPath::Gadgets | SynthesisPath::Twin => {
+            let key = format!("update {:?}", inp.registered);
+            parted(&key, k, UpdateParts(circuit))?
+        }
+    };
+    Ok(Partition {
+        assignment,
+        public_inputs,
+    })
+}
+
+/// The upstream circuit of partition `k` (as filecoin-proofs builds it) and its public
+/// inputs.
+fn circuit_of<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    inp: &UpdateInputs<'_>,
+    k: usize,
+) -> Result<(EmptySectorUpdateCircuit<Tree>, Vec<Fr>), FilecoinError> {
     let (pub_params, pub_inputs) = public(inp)?;
     let n = inp.vanilla_proofs.len();
     let bytes = inp
@@ -137,11 +169,33 @@ fn synthesize_inner<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
         .map_err(|e| synth_err(k, e))
     })?;
     let public_inputs = public_inputs_of::<Tree>(&pub_inputs, &pub_params, k)?;
-    let assignment = synthesize_circuit(circuit, k)?;
-    Ok(Partition {
-        assignment,
-        public_inputs,
-    })
+    Ok((circuit, public_inputs))
+}
+
+/// Partition `k` with its challenges in parallel; when they fail (other than by
+/// cancellation) or do not fit, in order through the upstream circuit instead, logged and
+/// counted ([`super::twin_fallbacks`]).
+fn parted<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    key: &str,
+    k: usize,
+    circuit: UpdateParts<Tree>,
+) -> Result<ProvingAssignment, FilecoinError> {
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        parts::synthesize_shared_head(key, &circuit)
+    }));
+    let (why, shell) = match r {
+        Ok(Ok(assignment)) => return Ok(assignment),
+        Ok(Err(PartsError::Circuit(e))) if cancel::is_cancellation(&e) => {
+            return Err(synth_err(k, e))
+        }
+        Ok(Err(PartsError::Misfit { why, shell })) => (format!("do not fit: {why}"), Some(*shell)),
+        Ok(Err(PartsError::Circuit(e))) => (format!("failed: {e}"), None),
+        Err(panic) => (super::panic_message(&panic), None),
+    };
+    super::porep::count_fallback();
+    log::warn!("SnapDeals partition {k}: synthesized in order (its challenges {why})");
+    let (r, _) = recycle::with_shell(shell, || synthesize_circuit(circuit.0, k));
+    r
 }
 
 fn public_inputs_of<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
@@ -210,4 +264,56 @@ pub(crate) fn cache_id(registered: RegisteredUpdateProof) -> Result<String, File
         >>::cache_identifier(&pub_params))
     }
     with_tree!(u64::from(registered.sector_size()), inner, registered)
+}
+
+#[cfg(test)]
+mod tests {
+    use ff::Field;
+    use filecoin_proofs::SectorShapeBase as Tree;
+
+    use super::*;
+    use crate::virtual_sector::VirtualSector;
+
+    fn circuit(sector_size: u64, k: usize) -> EmptySectorUpdateCircuit<Tree> {
+        let sector = VirtualSector::new(sector_size, 31);
+        let req = crate::virtual_sector::update::request(&sector).unwrap();
+        circuit_of::<Tree>(&req.update_inputs().unwrap(), k)
+            .unwrap()
+            .0
+    }
+
+    /// A partition whose head does not fit the shape learnt for its key (an 8 MiB
+    /// partition under a key learnt at 2 KiB) is synthesized in order instead, equal,
+    /// counted; the key is refused at once from then on.
+    #[test]
+    fn a_misfit_falls_back_to_ordered_synthesis() {
+        let key = "update: misfit test";
+        let small = parted::<Tree>(key, 0, UpdateParts(circuit(2 << 10, 0))).unwrap();
+        assert!(small == synthesize_circuit(circuit(2 << 10, 0), 0).unwrap());
+        assert!(parts::known_shape(key).is_some());
+        let want = synthesize_circuit(circuit(8 << 20, 1), 1).unwrap();
+        let before = super::super::twin_fallbacks();
+        for _ in 0..2 {
+            let got = parted::<Tree>(key, 1, UpdateParts(circuit(8 << 20, 1))).unwrap();
+            assert!(got == want, "the fallback differs from ordered synthesis");
+        }
+        // Other tests run alongside (none of them falls back).
+        assert!(super::super::twin_fallbacks() >= before + 2);
+        assert!(parts::misfits(key));
+    }
+
+    /// A challenge whose new leaf is not the encoding of its old leaf: refused by its
+    /// part, then by the upstream circuit in order, a typed error (and a fallback).
+    #[test]
+    fn a_bad_challenge_is_a_typed_error() {
+        let mut c = circuit(2 << 10, 0);
+        c.priv_inputs.challenge_proofs[3].leaf_r_new = Some(Fr::ONE);
+        let before = super::super::twin_fallbacks();
+        let r = parted::<Tree>("update: bad challenge test", 0, UpdateParts(c));
+        assert!(
+            matches!(r, Err(FilecoinError::SynthesisFailed { partition: 0, .. })),
+            "{r:?}"
+        );
+        assert!(super::super::twin_fallbacks() > before);
+    }
 }

@@ -12,7 +12,7 @@
 mod porep;
 mod post;
 mod tree;
-mod update;
+pub(crate) mod update;
 
 use std::path::Path;
 
