@@ -40,6 +40,8 @@ http_listen = "127.0.0.1:9821"
 backend = "$backend"
 partition_workers = 8
 gpu_workers_per_device = 2
+[journal]
+dir = "$work/journal-$backend"
 TOML
   "$bin" daemon -c "$work/$backend.toml" > "$out/daemon-$backend.log" 2>&1 &
   pid=$!

@@ -280,7 +280,7 @@ fn readme_config_text() -> String {
 
 /// The README's configuration with what a test must change: the socket into `dir` (still a
 /// `unix://` URL), the HTTP admin and the TCP listener of step 5 on free loopback ports,
-/// the test parameter directory, and the preloads at 2 KiB instead of 32 GiB. Every other
+/// the test parameter directory, the journal, and the preloads at 2 KiB instead of 32 GiB. Every other
 /// key keeps the README's value.
 fn readme_config(dir: &std::path::Path) -> filprove::server::Config {
     let text = readme_config_text();
@@ -324,7 +324,10 @@ fn readme_config(dir: &std::path::Path) -> filprove::server::Config {
     );
     table.insert("server".into(), toml::Value::Table(server));
     table.insert("srs".into(), toml::Value::Table(srs));
-    let config = filprove::server::Config::from_toml(&toml::to_string(&table).unwrap()).unwrap();
+    let mut config =
+        filprove::server::Config::from_toml(&toml::to_string(&table).unwrap()).unwrap();
+    // The journal beside the socket, not in the machine's state directory.
+    config.journal.dir = dir.join("journal").display().to_string();
     // What the README sets and the test leaves alone.
     assert_eq!(config.server.socket_mode, as_printed.server.socket_mode);
     assert_eq!(config.engine, as_printed.engine);
