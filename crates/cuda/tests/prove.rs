@@ -137,8 +137,7 @@ fn every_switch_combination_gives_the_cpu_proof() {
         let backend = CudaBackend::with_options(0, opts).unwrap();
         for round in 0..2 {
             let staged = backend.stage(&srs, &asg).unwrap();
-            let (proof, report) =
-                backend.prove_staged(&srs, input, staged).unwrap();
+            let (proof, report) = backend.prove_staged(&srs, input, staged).unwrap();
             assert_eq!(proof.to_bytes(), want, "{what}, round {round}");
             let h2d = report.bytes(Direction::HostToDevice, None);
             assert!(h2d >= (asg.a.len() * 3 * 32) as u64, "{what}: {h2d}");

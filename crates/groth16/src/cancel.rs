@@ -94,7 +94,10 @@ mod tests {
             ProvingAssignment::synthesize(chain(CHECK_EVERY + 5))
         })
         .expect("clear flag");
-        assert_eq!(asg.aux_assignment.len(), chain(CHECK_EVERY + 5).aux_variables());
+        assert_eq!(
+            asg.aux_assignment.len(),
+            chain(CHECK_EVERY + 5).aux_variables()
+        );
         assert!(!is_cancellation(&SynthesisError::AssignmentMissing));
         let other =
             SynthesisError::IoError(std::io::Error::new(std::io::ErrorKind::Interrupted, "x"));

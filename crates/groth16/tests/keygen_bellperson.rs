@@ -108,10 +108,7 @@ fn multiplication_chain_and_random_sizes() {
     .into_iter()
     .enumerate()
     {
-        check(
-            RandomR1cs::new(100 + i as u64, inputs, n),
-            200 + i as u64,
-        );
+        check(RandomR1cs::new(100 + i as u64, inputs, n), 200 + i as u64);
     }
 }
 

@@ -28,8 +28,7 @@ impl Chain {
 
     /// x^(2^rounds), the public output.
     pub fn output(&self) -> Option<Fr> {
-        self.x
-            .map(|x| (0..self.rounds).fold(x, |v, _| v.square()))
+        self.x.map(|x| (0..self.rounds).fold(x, |v, _| v.square()))
     }
 
     /// The public inputs without ONE: the output.

@@ -55,11 +55,7 @@ fn coeff(rng: &mut ChaCha8Rng) -> Fr {
 }
 
 /// A random linear combination of `k` terms over `vars`, and its value.
-fn pick(
-    rng: &mut ChaCha8Rng,
-    vars: &[(Variable, Fr)],
-    k: usize,
-) -> (LinearCombination<Fr>, Fr) {
+fn pick(rng: &mut ChaCha8Rng, vars: &[(Variable, Fr)], k: usize) -> (LinearCombination<Fr>, Fr) {
     let mut lc = LinearCombination::zero();
     let mut val = Fr::ZERO;
     for _ in 0..k {

@@ -77,9 +77,7 @@ impl Cases {
         let mut cases = Vec::new();
         for (bits, vals) in [(1, 1), (5, 3), (100, 27), (1000, 500)] {
             let name = format!("mix of {bits} bits and {vals} factors");
-            let circuits: Vec<Mix> = (0..2)
-                .map(|_| Mix::random(&mut rng, bits, vals))
-                .collect();
+            let circuits: Vec<Mix> = (0..2).map(|_| Mix::random(&mut rng, bits, vals)).collect();
             let shape = circuits[0].clone();
             let witnesses = circuits
                 .into_iter()
@@ -94,7 +92,11 @@ impl Cases {
         for (name, rounds) in [("one constraint", 0), ("chain of 200 squarings", 200)] {
             let c = Chain::new(x, rounds);
             let w = witness(name, c.clone(), c.public_inputs())?;
-            cases.push((name.into(), random::params(Chain::blank(rounds), seed), vec![w]));
+            cases.push((
+                name.into(),
+                random::params(Chain::blank(rounds), seed),
+                vec![w],
+            ));
         }
         for n in [0, 3] {
             let name = format!("{n} public inputs and no constraint beyond them");
@@ -104,7 +106,11 @@ impl Cases {
         }
         let zeros = Mix::zeros(20, 10);
         let w = witness("all-zero witness", zeros.clone(), zeros.public_inputs())?;
-        cases.push(("all-zero witness".into(), random::params(zeros, seed), vec![w]));
+        cases.push((
+            "all-zero witness".into(),
+            random::params(zeros, seed),
+            vec![w],
+        ));
         let r1cs = RandomR1cs {
             only_b: 5,
             only_c: 5,
@@ -144,7 +150,11 @@ fn prove_reference(reference: &CpuBackend, case: &Case, i: usize) -> Result<Proo
         .ok_or_else(|| Failure::new(&case.name, "reference proof", "no proof returned"))?;
     let public = &case.assignments[i].input_assignment[1..];
     if !case.srs.vk.verify(&proof, public) {
-        return Err(Failure::new(&case.name, "reference proof", "does not verify"));
+        return Err(Failure::new(
+            &case.name,
+            "reference proof",
+            "does not verify",
+        ));
     }
     if let Some((first, rest)) = public.split_first() {
         let wrong: Vec<Fr> = std::iter::once(*first + Fr::ONE)

@@ -18,10 +18,9 @@ impl Expect {
     pub fn admits(self, e: &ProveError) -> bool {
         match self {
             Expect::ShapeMismatch => matches!(e, ProveError::ShapeMismatch { .. }),
-            Expect::ShapeOrInvalid => matches!(
-                e,
-                ProveError::ShapeMismatch { .. } | ProveError::Invalid(_)
-            ),
+            Expect::ShapeOrInvalid => {
+                matches!(e, ProveError::ShapeMismatch { .. } | ProveError::Invalid(_))
+            }
         }
     }
 }
@@ -38,7 +37,11 @@ pub fn broken(
         a
     };
     vec![
-        ("another circuit's witness", other.clone(), Expect::ShapeMismatch),
+        (
+            "another circuit's witness",
+            other.clone(),
+            Expect::ShapeMismatch,
+        ),
         (
             "b one evaluation short",
             edit(&|a| {
