@@ -12,7 +12,6 @@ mod common;
 
 use std::sync::Arc;
 
-use bellperson::{Circuit, ConstraintSystem, LinearCombination, SynthesisError, Variable};
 use blstrs::{G1Affine, G2Affine, Scalar as Fr};
 use ff::Field;
 use filprove_cuda::field::{bytes_of, Limbs};
@@ -20,9 +19,10 @@ use filprove_cuda::fixed_base::{self, FbCurve, FixedBaseOptions, GpuFixedBase};
 use filprove_cuda::msm::{G1, G2};
 use filprove_cuda::Gpu;
 use filprove_groth16::keygen::{self, CpuFixedBase, FixedBaseMul, ToxicWaste};
+use filprove_testkit::RandomR1cs;
 use group::{Curve, Group};
 use rand::seq::SliceRandom;
-use rand::{Rng, RngCore};
+use rand::RngCore;
 use rand_chacha::ChaCha8Rng;
 
 /// The scalar whose canonical integer has the bits `bits` set (bits above 253 dropped, so
@@ -269,61 +269,6 @@ fn options_are_checked_before_the_device_is_used() {
     assert_eq!(err.code(), "prove_invalid");
 }
 
-/// A random R1CS: `inputs` inputs, `constraints` constraints each defining a new aux
-/// variable from earlier ones (one, minus one, small and random coefficients), `only_b`
-/// variables used only in B.
-#[derive(Clone)]
-struct RandomCircuit {
-    seed: u64,
-    inputs: usize,
-    constraints: usize,
-    only_b: usize,
-}
-
-impl Circuit<Fr> for RandomCircuit {
-    fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
-        let mut rng = <ChaCha8Rng as rand::SeedableRng>::seed_from_u64(self.seed);
-        let mut vars: Vec<Variable> = vec![CS::one()];
-        for i in 0..self.inputs {
-            vars.push(cs.alloc_input(|| format!("in{i}"), || Ok(Fr::from(i as u64)))?);
-        }
-        vars.push(cs.alloc(|| "x0", || Ok(Fr::ONE))?);
-        let only_b: Vec<Variable> = (0..self.only_b)
-            .map(|i| cs.alloc(|| format!("b{i}"), || Ok(Fr::ONE)))
-            .collect::<Result<_, _>>()?;
-        let coeff = |rng: &mut ChaCha8Rng| match rng.next_u32() % 5 {
-            0 | 1 => Fr::ONE,
-            2 => -Fr::ONE,
-            3 => Fr::from(u64::from(rng.next_u32() % 1000 + 2)),
-            _ => Fr::random(&mut *rng),
-        };
-        let pick = |rng: &mut ChaCha8Rng, vars: &[Variable], k: usize| {
-            let mut lc = LinearCombination::zero();
-            for _ in 0..k {
-                lc = lc + (coeff(rng), vars[rng.gen_range(0..vars.len())]);
-            }
-            lc
-        };
-        for i in 0..self.constraints {
-            let (ka, kb, kc) = (
-                1 + rng.gen_range(0..3),
-                rng.gen_range(0..3),
-                rng.gen_range(0..2),
-            );
-            let la = pick(&mut rng, &vars, ka);
-            let mut lb = pick(&mut rng, &vars, kb);
-            if let Some(v) = only_b.get(i) {
-                lb = lb + *v;
-            }
-            let lc = pick(&mut rng, &vars, kc);
-            let nv = cs.alloc(|| format!("v{i}"), || Ok(Fr::ONE))?;
-            cs.enforce(|| format!("c{i}"), |_| la, |_| lb, |_| lc + nv);
-            vars.push(nv);
-        }
-        Ok(())
-    }
-}
-
 fn srs_bytes(srs: &filprove_groth16::Srs) -> Vec<u8> {
     let mut v = Vec::new();
     srs.write_to(&mut v).expect("write");
@@ -352,11 +297,9 @@ fn whole_keygen_is_byte_identical_to_the_cpu() {
         ),
         (40, 70_000, 2_000, FixedBaseOptions::default()),
     ] {
-        let c = RandomCircuit {
-            seed,
-            inputs,
-            constraints,
+        let c = RandomR1cs {
             only_b,
+            ..RandomR1cs::new(seed, inputs, constraints)
         };
         let toxic = ToxicWaste::random(&mut rng);
         let cpu = keygen::generate_parameters_with(c.clone(), &toxic).expect("cpu keygen");

@@ -1,139 +1,90 @@
-//! The CUDA backend against the CPU backend: byte-identical proofs for the same r, s;
-//! the proofs verify; shape errors are reported, not panics.
+//! The CUDA backend against the CPU backend: every option combination passes the test
+//! kit's conformance suite (byte-identical proofs for the same r, s, verification, typed
+//! shape errors, degenerate circuits, staged equals unstaged); transfers are reported
+//! consistently with the switches.
 
 mod common;
 
-use bellperson::{Circuit, ConstraintSystem, SynthesisError};
-use ff::Field;
+use filprove_cuda::options::{CudaOptions, RegisterAt};
+use filprove_cuda::stage::HostPath;
 use filprove_cuda::CudaBackend;
 use filprove_groth16::cpu::CpuBackend;
 use filprove_groth16::keygen::generate_parameters;
 use filprove_groth16::{Backend, Fr, ProofInput, ProveError, ProvingAssignment, Randomness};
+use filprove_testkit::{check_backend, Cases, Mix};
 
-/// Bits of a secret, their products chained, a few public sums: a mix of 0/1 and full
-/// values, variables only in A, only in B, only in C, and inputs in B.
-#[derive(Clone)]
-struct Mix {
-    bits: Vec<bool>,
-    vals: Vec<Fr>,
+/// Every combination of the transfer switches: pre-staging (through each host path;
+/// without it, pageable uploads only), resident or streamed parameters, a host sync per
+/// MSM batch or not, batches as large as the plan allows or of 100,000 points.
+fn switch_combinations() -> Vec<CudaOptions> {
+    let mut out = Vec::new();
+    for prestage in [true, false] {
+        for host_path in [HostPath::Register, HostPath::Bounce, HostPath::Pageable] {
+            if !prestage && host_path != HostPath::Pageable {
+                continue;
+            }
+            for resident_srs in [true, false] {
+                for sync_per_batch in [false, true] {
+                    for max_batch in [0u64, 100_000] {
+                        out.push(CudaOptions {
+                            prestage,
+                            host_path,
+                            resident_srs,
+                            sync_per_batch,
+                            max_batch,
+                            ..CudaOptions::default()
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
-impl Circuit<Fr> for Mix {
-    fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
-        let one = CS::one();
-        let mut bit_vars = Vec::new();
-        for (i, b) in self.bits.iter().enumerate() {
-            let v = cs.alloc(
-                || format!("b{i}"),
-                || Ok(if *b { Fr::ONE } else { Fr::ZERO }),
-            )?;
-            cs.enforce(
-                || format!("bool{i}"),
-                |lc| lc + v,
-                |lc| lc + one - v,
-                |lc| lc,
-            );
-            bit_vars.push(v);
+/// The switch combinations, those that register host memory with each registration
+/// timing, and the defaults with step timings.
+fn option_combinations() -> Vec<CudaOptions> {
+    let mut out = Vec::new();
+    for opts in switch_combinations() {
+        if opts.host_path == HostPath::Register {
+            for register_at in [RegisterAt::Staging, RegisterAt::Region] {
+                out.push(CudaOptions {
+                    register_at,
+                    ..opts.clone()
+                });
+            }
         }
-        let mut acc_val = Fr::ONE;
-        let mut acc = one;
-        for (i, x) in self.vals.iter().enumerate() {
-            let xv = cs.alloc(|| format!("x{i}"), || Ok(*x))?;
-            let next_val = acc_val * x;
-            let next = cs.alloc(|| format!("p{i}"), || Ok(next_val))?;
-            cs.enforce(
-                || format!("mul{i}"),
-                |lc| lc + acc,
-                |lc| lc + xv,
-                |lc| lc + next,
-            );
-            acc = next;
-            acc_val = next_val;
-        }
-        let sum_val: Fr = Fr::from(self.bits.iter().filter(|b| **b).count() as u64) + acc_val;
-        let out = cs.alloc_input(|| "out", || Ok(sum_val))?;
-        cs.enforce(
-            || "sum",
-            |lc| bit_vars.iter().fold(lc, |lc, v| lc + *v) + acc,
-            |lc| lc + one,
-            |lc| lc + out,
-        );
-        let sq = cs.alloc_input(|| "sq", || Ok(sum_val.square()))?;
-        cs.enforce(|| "square", |lc| lc + out, |lc| lc + out, |lc| lc + sq);
-        Ok(())
+        out.push(opts);
     }
+    out.push(CudaOptions {
+        step_timings: true,
+        ..CudaOptions::default()
+    });
+    out
 }
 
 #[test]
-fn gpu_proofs_equal_cpu_proofs() {
-    let Some(_) = common::gpu("gpu_proofs_equal_cpu_proofs") else {
+fn every_option_combination_passes_the_conformance_suite() {
+    let Some(_) = common::gpu("every_option_combination_passes_the_conformance_suite") else {
         return;
     };
-    let backend = CudaBackend::new(0).unwrap();
-    let cpu = CpuBackend::new(Some(2)).unwrap();
-    let mut rng = common::rng("prove");
     use rand::Rng;
-    for (nbits, nvals) in [
-        (1usize, 1usize),
-        (5, 3),
-        (100, 27),
-        (1000, 500),
-        (3000, 5000),
-    ] {
-        let mk = |rng: &mut rand_chacha::ChaCha8Rng| Mix {
-            bits: (0..nbits).map(|_| rng.gen()).collect(),
-            vals: (0..nvals).map(|_| Fr::random(&mut *rng)).collect(),
-        };
-        let srs = generate_parameters(mk(&mut rng), &mut rng).unwrap();
-        let circuits: Vec<_> = (0..2).map(|_| mk(&mut rng)).collect();
-        let asgs: Vec<ProvingAssignment> = circuits
-            .into_iter()
-            .map(|c| ProvingAssignment::synthesize(c).unwrap())
-            .collect();
-        let inputs: Vec<ProofInput> = asgs
-            .iter()
-            .map(|a| ProofInput {
-                assignment: a,
-                randomness: Randomness::random(&mut rng),
-            })
-            .collect();
-        let want = cpu.prove(&srs, &inputs).unwrap();
-        let got = backend.prove(&srs, &inputs).unwrap();
-        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-            assert_eq!(g.to_bytes(), w.to_bytes(), "proof {i} of {nbits}/{nvals}");
-            assert!(
-                srs.vk.verify(g, &asgs[i].input_assignment[1..]),
-                "proof {i} of {nbits}/{nvals} does not verify"
-            );
+    let cases = Cases::new(common::rng("conformance").gen()).unwrap();
+    let witnesses: usize = cases.cases.iter().map(|c| c.assignments.len()).sum();
+    let first = cases.cases[0].assignments.len();
+    let combinations = option_combinations();
+    assert_eq!(combinations.len(), 32 + 2 * 8 + 1);
+    for opts in combinations {
+        let what = opts.describe();
+        let backend = CudaBackend::with_options(0, opts.clone()).unwrap();
+        let summary = check_backend(&backend, &cases).unwrap_or_else(|f| panic!("{what}: {f}"));
+        assert_eq!(summary.proofs, 3 * (witnesses + first), "{what}");
+        assert_eq!(summary.shape_errors, 7, "{what}");
+        if opts.prestage {
+            assert!(summary.staged > 0, "{what}: nothing staged");
         }
     }
-}
-
-#[test]
-fn shape_errors_are_typed() {
-    let Some(_) = common::gpu("shape_errors_are_typed") else {
-        return;
-    };
-    let backend = CudaBackend::new(0).unwrap();
-    let mut rng = common::rng("shape");
-    let c = Mix {
-        bits: vec![true; 10],
-        vals: vec![Fr::ONE; 4],
-    };
-    let srs = generate_parameters(c.clone(), &mut rng).unwrap();
-    let other = Mix {
-        bits: vec![true; 11],
-        vals: vec![Fr::ONE; 4],
-    };
-    let a = ProvingAssignment::synthesize(other).unwrap();
-    let r = backend.prove(
-        &srs,
-        &[ProofInput {
-            assignment: &a,
-            randomness: Randomness::random(&mut rng),
-        }],
-    );
-    assert!(matches!(r, Err(ProveError::ShapeMismatch { .. })), "{r:?}");
 }
 
 #[test]
@@ -157,20 +108,14 @@ fn unavailable_reports_a_reason() {
 /// transfers consistently with the switches.
 #[test]
 fn every_switch_combination_gives_the_cpu_proof() {
-    use filprove_cuda::options::CudaOptions;
-    use filprove_cuda::stage::HostPath;
     use filprove_groth16::Direction;
     let Some(_) = common::gpu("every_switch_combination_gives_the_cpu_proof") else {
         return;
     };
     let cpu = CpuBackend::new(Some(2)).unwrap();
     let mut rng = common::rng("switches");
-    use rand::Rng;
     // Large enough (~2^19 rows) that a, b, c and aux are registered, not just copied.
-    let mk = |rng: &mut rand_chacha::ChaCha8Rng| Mix {
-        bits: (0..300_000).map(|_| rng.gen()).collect(),
-        vals: (0..100_000).map(|_| Fr::random(&mut *rng)).collect(),
-    };
+    let mk = |rng: &mut rand_chacha::ChaCha8Rng| Mix::random(rng, 300_000, 100_000);
     let srs = generate_parameters(mk(&mut rng), &mut rng).unwrap();
     let asg = ProvingAssignment::synthesize(mk(&mut rng)).unwrap();
     let input = ProofInput {
@@ -179,63 +124,51 @@ fn every_switch_combination_gives_the_cpu_proof() {
     };
     let want = cpu.prove(&srs, &[input]).unwrap()[0].to_bytes();
     let mut n = 0;
-    for prestage in [true, false] {
-        for host_path in [HostPath::Register, HostPath::Bounce, HostPath::Pageable] {
-            for resident_srs in [true, false] {
-                for sync_per_batch in [false, true] {
-                    for max_batch in [0u64, 100_000] {
-                        if !prestage && host_path != HostPath::Pageable {
-                            continue;
-                        }
-                        let opts = CudaOptions {
-                            prestage,
-                            host_path,
-                            resident_srs,
-                            sync_per_batch,
-                            max_batch,
-                            ..CudaOptions::default()
-                        };
-                        let what = opts.describe();
-                        let backend = CudaBackend::with_options(0, opts).unwrap();
-                        for round in 0..2 {
-                            let staged = backend.stage(&srs, &asg).unwrap();
-                            let (proof, report) =
-                                backend.prove_staged(&srs, input, staged).unwrap();
-                            assert_eq!(proof.to_bytes(), want, "{what}, round {round}");
-                            let h2d = report.bytes(Direction::HostToDevice, None);
-                            assert!(h2d >= (asg.a.len() * 3 * 32) as u64, "{what}: {h2d}");
-                            let pageable = report.bytes(Direction::HostToDevice, Some(false));
-                            if host_path != HostPath::Pageable && prestage {
-                                // Only the public inputs go pageable, inside the region;
-                                // everything staged (bitmaps included) is page-locked.
-                                assert!(pageable < h2d / 4, "{what}: {report:?}");
-                                let staged_pageable = report
-                                    .transfers
-                                    .iter()
-                                    .filter(|t| t.phase == "stage" && !t.pinned)
-                                    .count();
-                                assert_eq!(staged_pageable, 0, "{what}: {report:?}");
-                            }
-                            if sync_per_batch && max_batch > 0 {
-                                assert!(report.host_syncs > 5, "{what}: {}", report.host_syncs);
-                            } else if resident_srs && round == 1 && !sync_per_batch {
-                                assert_eq!(report.host_syncs, 1, "{what}");
-                            }
-                            if !resident_srs {
-                                assert!(
-                                    report.transfers.iter().any(|t| t.phase == "msm_h"),
-                                    "{what}: streamed parameters not counted"
-                                );
-                            }
-                            for p in ["ntt_h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2"] {
-                                assert!(report.phase(p).is_some(), "{what}: no phase {p}");
-                            }
-                        }
-                        n += 1;
-                    }
-                }
+    for opts in switch_combinations() {
+        let CudaOptions {
+            prestage,
+            host_path,
+            resident_srs,
+            sync_per_batch,
+            max_batch,
+            ..
+        } = opts;
+        let what = opts.describe();
+        let backend = CudaBackend::with_options(0, opts).unwrap();
+        for round in 0..2 {
+            let staged = backend.stage(&srs, &asg).unwrap();
+            let (proof, report) = backend.prove_staged(&srs, input, staged).unwrap();
+            assert_eq!(proof.to_bytes(), want, "{what}, round {round}");
+            let h2d = report.bytes(Direction::HostToDevice, None);
+            assert!(h2d >= (asg.a.len() * 3 * 32) as u64, "{what}: {h2d}");
+            let pageable = report.bytes(Direction::HostToDevice, Some(false));
+            if host_path != HostPath::Pageable && prestage {
+                // Only the public inputs go pageable, inside the region;
+                // everything staged (bitmaps included) is page-locked.
+                assert!(pageable < h2d / 4, "{what}: {report:?}");
+                let staged_pageable = report
+                    .transfers
+                    .iter()
+                    .filter(|t| t.phase == "stage" && !t.pinned)
+                    .count();
+                assert_eq!(staged_pageable, 0, "{what}: {report:?}");
+            }
+            if sync_per_batch && max_batch > 0 {
+                assert!(report.host_syncs > 5, "{what}: {}", report.host_syncs);
+            } else if resident_srs && round == 1 && !sync_per_batch {
+                assert_eq!(report.host_syncs, 1, "{what}");
+            }
+            if !resident_srs {
+                assert!(
+                    report.transfers.iter().any(|t| t.phase == "msm_h"),
+                    "{what}: streamed parameters not counted"
+                );
+            }
+            for p in ["ntt_h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2"] {
+                assert!(report.phase(p).is_some(), "{what}: no phase {p}");
             }
         }
+        n += 1;
     }
     assert_eq!(n, 32);
     // A budget too small for resident parameters streams them and still agrees.
@@ -258,7 +191,6 @@ fn every_switch_combination_gives_the_cpu_proof() {
 /// Proofs verify either way.
 #[test]
 fn fresh_vectors_are_registered_inside_their_region() {
-    use filprove_cuda::options::{CudaOptions, RegisterAt};
     let Some(_) = common::gpu("fresh_vectors_are_registered_inside_their_region") else {
         return;
     };
@@ -267,12 +199,8 @@ fn fresh_vectors_are_registered_inside_their_region() {
         ..Default::default()
     };
     let mut rng = common::rng("register_at");
-    use rand::Rng;
     // Large enough (~2^19 rows) that the vectors are registered, not just copied.
-    let mk = |rng: &mut rand_chacha::ChaCha8Rng| Mix {
-        bits: (0..300_000).map(|_| rng.gen()).collect(),
-        vals: (0..100_000).map(|_| Fr::random(&mut *rng)).collect(),
-    };
+    let mk = |rng: &mut rand_chacha::ChaCha8Rng| Mix::random(rng, 300_000, 100_000);
     let srs = generate_parameters(mk(&mut rng), &mut rng).unwrap();
     let prove =
         |backend: &CudaBackend, asg: &ProvingAssignment, rng: &mut rand_chacha::ChaCha8Rng| {
@@ -347,7 +275,7 @@ fn fresh_vectors_are_registered_inside_their_region() {
 fn staging_registers_piece_by_piece_and_bounces_the_rest() {
     use filprove_cuda::field::bytes_of;
     use filprove_cuda::pinned::{Bounce, REGISTER_PIECE};
-    use filprove_cuda::stage::{self, HostPath};
+    use filprove_cuda::stage;
     use filprove_groth16::density::DensityBits;
     use filprove_groth16::{Direction, ProveReport};
     use rand::Rng;

@@ -68,28 +68,36 @@ pub fn is_cancellation(e: &SynthesisError) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_circuit::Chain;
-    use crate::ProvingAssignment;
+    use crate::{Fr, ProvingAssignment};
+    use filprove_testkit::Chain;
+
+    fn chain(rounds: usize) -> Chain {
+        Chain::new(Fr::from(3u64), rounds)
+    }
 
     #[test]
     fn a_set_flag_stops_synthesis_within_one_check_interval() {
         let flag = Arc::new(AtomicBool::new(true));
-        let err = with_cancel_flag(flag, || ProvingAssignment::synthesize(Chain(1 << 20)))
+        let err = with_cancel_flag(flag, || ProvingAssignment::synthesize(chain(1 << 20)))
             .expect_err("cancelled synthesis must fail");
         assert!(is_cancellation(&err), "{err:?}");
         // The flag is gone after the closure: the same synthesis now completes.
-        let done = ProvingAssignment::synthesize(Chain(3 * CHECK_EVERY)).expect("no flag");
-        assert_eq!(done.aux_assignment.len(), 3 * CHECK_EVERY);
+        let long = chain(3 * CHECK_EVERY);
+        let done = ProvingAssignment::synthesize(long.clone()).expect("no flag");
+        assert_eq!(done.aux_assignment.len(), long.aux_variables());
     }
 
     #[test]
     fn a_clear_flag_changes_nothing_and_other_errors_are_not_cancellations() {
         let flag = Arc::new(AtomicBool::new(false));
         let asg = with_cancel_flag(flag.clone(), || {
-            ProvingAssignment::synthesize(Chain(CHECK_EVERY + 5))
+            ProvingAssignment::synthesize(chain(CHECK_EVERY + 5))
         })
         .expect("clear flag");
-        assert_eq!(asg.aux_assignment.len(), CHECK_EVERY + 5);
+        assert_eq!(
+            asg.aux_assignment.len(),
+            chain(CHECK_EVERY + 5).aux_variables()
+        );
         assert!(!is_cancellation(&SynthesisError::AssignmentMissing));
         let other =
             SynthesisError::IoError(std::io::Error::new(std::io::ErrorKind::Interrupted, "x"));

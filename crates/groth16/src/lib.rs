@@ -31,8 +31,6 @@ pub mod proof;
 pub mod recycle;
 pub mod report;
 pub mod sink;
-#[cfg(test)]
-mod test_circuit;
 
 pub use assignment::ProvingAssignment;
 pub use backend::{Backend, ProofInput, Randomness, Staged};

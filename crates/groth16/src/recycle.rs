@@ -336,9 +336,13 @@ pub fn take_shell() -> Option<ProvingAssignment> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_circuit::Chain;
     use crate::Fr;
+    use filprove_testkit::Chain;
     use std::sync::atomic::{AtomicBool, Ordering};
+
+    fn chain(rounds: usize) -> Chain {
+        Chain::new(Fr::from(3u64), rounds)
+    }
 
     /// A guard that records when it is dropped.
     struct Flag(Arc<AtomicBool>);
@@ -363,7 +367,7 @@ mod tests {
     #[test]
     fn a_kept_shell_is_refilled_in_place_with_its_pin() {
         let pool = BufferPool::new(2);
-        let first = ProvingAssignment::synthesize(Chain(1000)).unwrap();
+        let first = ProvingAssignment::synthesize(chain(1000)).unwrap();
         let expected = first.clone();
         let released = pin_a(&first);
         let (ptr, cap) = (first.a.as_ptr(), first.a.capacity());
@@ -376,7 +380,7 @@ mod tests {
             b
         });
         let (again, left) = with_shell(pool.take(), || {
-            ProvingAssignment::synthesize(Chain(1000)).unwrap()
+            ProvingAssignment::synthesize(chain(1000)).unwrap()
         });
         assert!(left.is_none(), "the synthesis took the shell");
         assert_eq!(again, expected, "same witness as a fresh synthesis");
@@ -396,23 +400,23 @@ mod tests {
     #[test]
     fn a_vector_that_outgrows_its_shell_releases_its_pin_first() {
         let pool = BufferPool::new(1);
-        let small = ProvingAssignment::synthesize(Chain(100)).unwrap();
+        let small = ProvingAssignment::synthesize(chain(100)).unwrap();
         let released = pin_a(&small);
         pool.put(Some(small));
         let (big, _) = with_shell(pool.take(), || {
-            ProvingAssignment::synthesize(Chain(5000)).unwrap()
+            ProvingAssignment::synthesize(chain(5000)).unwrap()
         });
         assert!(
             released.load(Ordering::SeqCst),
             "the pin went before the reallocation"
         );
         assert!(big.pins.is_empty());
-        assert_eq!(big, ProvingAssignment::synthesize(Chain(5000)).unwrap());
+        assert_eq!(big, ProvingAssignment::synthesize(chain(5000)).unwrap());
     }
 
     #[test]
     fn reserve_vectors_releases_only_what_reallocates() {
-        let mut asg = ProvingAssignment::synthesize(Chain(100)).unwrap();
+        let mut asg = ProvingAssignment::synthesize(chain(100)).unwrap();
         asg.clear();
         let cap = asg.a.capacity();
         let kept = pin_a(&asg);
@@ -465,7 +469,7 @@ mod tests {
     fn the_pool_keeps_surplus_until_taken_and_hands_out_the_largest() {
         let pool = BufferPool::new(2);
         for n in [10, 400, 50] {
-            pool.put(ProvingAssignment::synthesize(Chain(n)).ok());
+            pool.put(ProvingAssignment::synthesize(chain(n)).ok());
         }
         let three = pool.idle_bytes();
         let surplus = pool.take_surplus();
@@ -481,28 +485,28 @@ mod tests {
         assert!(pool.take().is_none(), "the third shell was dropped");
         assert_eq!(pool.idle_bytes(), 0);
         let off = BufferPool::new(0);
-        off.put(ProvingAssignment::synthesize(Chain(10)).ok());
+        off.put(ProvingAssignment::synthesize(chain(10)).ok());
         assert_eq!(
             off.take_surplus().len(),
             1,
             "kept only until taken as surplus"
         );
         assert!(off.take().is_none());
-        pool.put(ProvingAssignment::synthesize(Chain(10)).ok());
+        pool.put(ProvingAssignment::synthesize(chain(10)).ok());
         assert!(pool.evict_idle(Duration::from_secs(3600)).is_empty());
         assert_eq!(pool.evict_idle(Duration::ZERO).len(), 1);
         assert_eq!(pool.idle_bytes(), 0);
-        pool.put(ProvingAssignment::synthesize(Chain(10)).ok());
+        pool.put(ProvingAssignment::synthesize(chain(10)).ok());
         assert_eq!(pool.evict_all().len(), 1);
     }
 
     #[test]
     fn an_unused_shell_comes_back_and_the_thread_is_left_clean() {
-        let shell = ProvingAssignment::synthesize(Chain(10)).unwrap();
+        let shell = ProvingAssignment::synthesize(chain(10)).unwrap();
         let ((), left) = with_shell(Some(shell), || {});
         assert!(left.is_some());
         assert!(take_shell().is_none());
-        let (r, left) = with_shell(None, || ProvingAssignment::synthesize(Chain(3)));
+        let (r, left) = with_shell(None, || ProvingAssignment::synthesize(chain(3)));
         assert!(r.is_ok() && left.is_none());
     }
 
@@ -539,7 +543,7 @@ mod tests {
 
     #[test]
     fn pins_do_not_follow_clones() {
-        let asg = ProvingAssignment::synthesize(Chain(10)).unwrap();
+        let asg = ProvingAssignment::synthesize(chain(10)).unwrap();
         let _f = pin_a(&asg);
         let c = asg.clone();
         assert!(c.pins.is_empty());

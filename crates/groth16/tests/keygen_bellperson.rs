@@ -3,139 +3,30 @@
 //! must work with them.
 
 use bellperson::groth16;
-use bellperson::{Circuit, ConstraintSystem, LinearCombination, SynthesisError, Variable};
+use bellperson::{Circuit, SynthesisError};
 use ff::Field;
 use filprove_groth16::keygen::{self, R1csAssembly, ToxicWaste};
 use filprove_groth16::params::{ParamsHeader, ParamsShape};
 use filprove_groth16::{Bls12, Fr, G1Projective, G2Projective, ProvingAssignment, Srs};
+use filprove_testkit::{InputsOnly, RandomR1cs};
 use group::Group;
-use rand_chacha::rand_core::{RngCore, SeedableRng};
+use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-
-/// A satisfiable random R1CS: `inputs` public inputs, then `constraints` constraints
-/// each defining a new aux variable `v = A * B - (C terms)` over earlier variables, with
-/// a mix of coefficients (one, minus one, small, random, and cancelling pairs).
-#[derive(Clone)]
-struct RandomCircuit {
-    seed: u64,
-    inputs: usize,
-    constraints: usize,
-    /// Number of extra aux variables that only ever occur in B (or only in C).
-    only_b: usize,
-    only_c: usize,
-    /// Leave the last aux unconstrained (generation must fail).
-    unconstrained: bool,
-}
 
 /// The public inputs (without ONE) a test circuit allocates.
 trait PublicInputs {
     fn public_inputs(&self) -> Vec<Fr>;
 }
 
-impl PublicInputs for RandomCircuit {
+impl PublicInputs for RandomR1cs {
     fn public_inputs(&self) -> Vec<Fr> {
-        let mut rng = ChaCha8Rng::seed_from_u64(self.seed ^ 0xabcdef);
-        (0..self.inputs).map(|_| Fr::random(&mut rng)).collect()
+        RandomR1cs::public_inputs(self)
     }
 }
 
-impl PublicInputs for NoAux {
+impl PublicInputs for InputsOnly {
     fn public_inputs(&self) -> Vec<Fr> {
-        (0..self.0).map(|i| Fr::from(i as u64 + 3)).collect()
-    }
-}
-
-impl RandomCircuit {
-    fn new(seed: u64, inputs: usize, constraints: usize) -> Self {
-        Self {
-            seed,
-            inputs,
-            constraints,
-            only_b: 0,
-            only_c: 0,
-            unconstrained: false,
-        }
-    }
-}
-
-fn coeff(rng: &mut ChaCha8Rng) -> Fr {
-    match rng.next_u32() % 5 {
-        0 | 1 => Fr::ONE,
-        2 => -Fr::ONE,
-        3 => Fr::from(u64::from(rng.next_u32() % 1000 + 2)),
-        _ => Fr::random(&mut *rng),
-    }
-}
-
-impl Circuit<Fr> for RandomCircuit {
-    fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
-        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
-        let mut vars: Vec<(Variable, Fr)> = vec![(CS::one(), Fr::ONE)];
-        for (i, v) in self.public_inputs().into_iter().enumerate() {
-            let var = cs.alloc_input(|| format!("in{i}"), || Ok(v))?;
-            vars.push((var, v));
-        }
-        let a0 = Fr::random(&mut rng);
-        let x = cs.alloc(|| "x0", || Ok(a0))?;
-        vars.push((x, a0));
-        // Variables used only in B / only in C (each in one constraint below).
-        let mut only_b = Vec::new();
-        for i in 0..self.only_b {
-            let v = Fr::random(&mut rng);
-            only_b.push((cs.alloc(|| format!("b{i}"), || Ok(v))?, v));
-        }
-        let mut only_c = Vec::new();
-        for i in 0..self.only_c {
-            let v = Fr::random(&mut rng);
-            only_c.push((cs.alloc(|| format!("c{i}"), || Ok(v))?, v));
-        }
-        let pick = |rng: &mut ChaCha8Rng, vars: &[(Variable, Fr)], k: usize| {
-            let mut lc = LinearCombination::zero();
-            let mut val = Fr::ZERO;
-            for _ in 0..k {
-                let (var, v) = vars[rng.next_u32() as usize % vars.len()];
-                let c = coeff(rng);
-                lc = lc + (c, var);
-                val += c * v;
-                if rng.next_u32().is_multiple_of(8) {
-                    // A cancelling pair: a zero net coefficient.
-                    lc = lc + (c, var) - (c, var);
-                }
-            }
-            (lc, val)
-        };
-        for i in 0..self.constraints {
-            let ka = 1 + rng.next_u32() as usize % 3;
-            let kb = rng.next_u32() as usize % 3;
-            let kc = rng.next_u32() as usize % 2;
-            let (mut la, va) = pick(&mut rng, &vars, ka);
-            let (mut lb, mut vb) = pick(&mut rng, &vars, kb);
-            if kb == 0 {
-                lb = lb + CS::one();
-                vb = Fr::ONE;
-            }
-            let (mut lc, mut vc) = pick(&mut rng, &vars, kc);
-            if let Some((var, v)) = only_b.get(i) {
-                lb = lb + *var;
-                vb += v;
-            }
-            if let Some((var, v)) = only_c.get(i) {
-                lc = lc + *var;
-                vc += v;
-            }
-            if i == 0 {
-                la = la + x;
-            }
-            let va = if i == 0 { va + a0 } else { va };
-            let out = va * vb - vc;
-            let nv = cs.alloc(|| format!("v{i}"), || Ok(out))?;
-            cs.enforce(|| format!("c{i}"), |_| la, |_| lb, |_| lc + nv);
-            vars.push((nv, out));
-        }
-        if self.unconstrained {
-            cs.alloc(|| "free", || Ok(Fr::ONE))?;
-        }
-        Ok(())
+        InputsOnly::public_inputs(self)
     }
 }
 
@@ -193,24 +84,11 @@ fn check<C: Circuit<Fr> + Clone + Send + PublicInputs>(c: C, seed: u64) -> Srs {
     ours
 }
 
-/// Only public inputs, constrained by their input constraints alone.
-#[derive(Clone)]
-struct NoAux(usize);
-
-impl Circuit<Fr> for NoAux {
-    fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
-        for i in 0..self.0 {
-            cs.alloc_input(|| format!("in{i}"), || Ok(Fr::from(i as u64 + 3)))?;
-        }
-        Ok(())
-    }
-}
-
 #[test]
 fn circuits_without_aux() {
-    let one = check(NoAux(0), 3);
+    let one = check(InputsOnly(0), 3);
     assert!(one.h.is_empty() && one.l.is_empty() && one.vk.ic.len() == 1);
-    let five = check(NoAux(4), 4);
+    let five = check(InputsOnly(4), 4);
     assert_eq!(five.h.len(), 7); // 5 constraints -> domain 8
     assert_eq!(five.vk.ic.len(), 5);
 }
@@ -230,16 +108,13 @@ fn multiplication_chain_and_random_sizes() {
     .into_iter()
     .enumerate()
     {
-        check(
-            RandomCircuit::new(100 + i as u64, inputs, n),
-            200 + i as u64,
-        );
+        check(RandomR1cs::new(100 + i as u64, inputs, n), 200 + i as u64);
     }
 }
 
 #[test]
 fn many_inputs_and_vars_only_in_b_or_c() {
-    let mut c = RandomCircuit::new(7, 40, 300);
+    let mut c = RandomR1cs::new(7, 40, 300);
     c.only_b = 50;
     c.only_c = 60;
     let srs = check(c, 8);
@@ -248,14 +123,14 @@ fn many_inputs_and_vars_only_in_b_or_c() {
 
 #[test]
 fn larger_circuit() {
-    let mut c = RandomCircuit::new(9, 3, 5000);
+    let mut c = RandomR1cs::new(9, 3, 5000);
     c.only_b = 100;
     check(c, 10);
 }
 
 #[test]
 fn unconstrained_variable_is_an_error_like_bellperson() {
-    let mut c = RandomCircuit::new(5, 1, 10);
+    let mut c = RandomR1cs::new(5, 1, 10);
     c.unconstrained = true;
     let t = toxic(6);
     let err = keygen::generate_parameters_with(c.clone(), &t).unwrap_err();
@@ -266,7 +141,7 @@ fn unconstrained_variable_is_an_error_like_bellperson() {
 
 #[test]
 fn degenerate_toxic_waste() {
-    let c = RandomCircuit::new(12, 1, 20);
+    let c = RandomR1cs::new(12, 1, 20);
     let mut t = toxic(13);
     t.delta = Fr::ZERO;
     assert!(keygen::generate_parameters_with(c.clone(), &t).is_err());
@@ -277,7 +152,7 @@ fn degenerate_toxic_waste() {
 
 #[test]
 fn random_rng_entry_point_and_r1cs_counts() {
-    let c = RandomCircuit::new(21, 2, 50);
+    let c = RandomR1cs::new(21, 2, 50);
     let r1cs = R1csAssembly::synthesize(c.clone()).unwrap();
     assert_eq!(r1cs.num_inputs(), 3);
     assert_eq!(r1cs.num_aux(), 51);
@@ -365,7 +240,7 @@ impl keygen::FixedBaseMul for Recording {
 
 #[test]
 fn fixed_base_seam_gets_every_query_and_its_errors_surface() {
-    let mut c = RandomCircuit::new(31, 3, 700);
+    let mut c = RandomR1cs::new(31, 3, 700);
     c.only_b = 20;
     let t = toxic(32);
     let cpu = keygen::generate_parameters_with(c.clone(), &t).unwrap();

@@ -4,59 +4,24 @@
 use std::path::Path;
 
 use bellperson::groth16;
-use bellperson::{Circuit, ConstraintSystem, SynthesisError};
 use ff::Field;
 use filprove_groth16::params::{
     file_digest, file_digest_cached, Checked, Manifest, ParamsHeader, ParamsShape, ReadOptions,
 };
-use filprove_groth16::{Bls12, Fr, G1Affine, ParamsError, Srs, VerifyingKey};
+use filprove_groth16::{Bls12, G1Affine, ParamsError, Srs, VerifyingKey};
+use filprove_testkit::RandomR1cs;
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-/// x^(2^n) = out, with `inputs` extra public inputs each constrained to itself squared.
-#[derive(Clone)]
-struct Chain {
-    n: usize,
-    inputs: usize,
-}
-
-impl Circuit<Fr> for Chain {
-    fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
-        let mut v = Fr::from(3u64);
-        let mut x = cs.alloc(|| "x", || Ok(v))?;
-        // Make the first variable occur in B too.
-        let mut first = true;
-        for i in 0..self.n {
-            let nv = v.square();
-            let y = cs.alloc(|| format!("x{i}"), || Ok(nv))?;
-            if first {
-                cs.enforce(|| format!("c{i}"), |lc| lc + x, |lc| lc + x, |lc| lc + y);
-                first = false;
-            } else {
-                cs.enforce(
-                    || format!("c{i}"),
-                    |lc| lc + x,
-                    |lc| lc + CS::one(),
-                    |lc| lc + y - x + x,
-                );
-                cs.enforce(|| format!("d{i}"), |lc| lc + x, |lc| lc + x, |lc| lc + y);
-            }
-            x = y;
-            v = nv;
-        }
-        for i in 0..self.inputs {
-            let s = Fr::from(i as u64 + 2);
-            let inp = cs.alloc_input(|| format!("in{i}"), || Ok(s.square()))?;
-            let a = cs.alloc(|| format!("a{i}"), || Ok(s))?;
-            cs.enforce(|| format!("in{i}"), |lc| lc + a, |lc| lc + a, |lc| lc + inp);
-        }
-        Ok(())
-    }
+/// The circuit of the parameter files: 3 public inputs and `constraints` random
+/// constraints (with the 4 input constraints, 24 for 20: a domain of 32).
+fn circuit(constraints: usize) -> RandomR1cs {
+    RandomR1cs::new(11, 3, constraints)
 }
 
 fn bellperson_params(seed: u64) -> groth16::Parameters<Bls12> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    groth16::generate_random_parameters::<Bls12, _, _>(Chain { n: 9, inputs: 3 }, &mut rng)
+    groth16::generate_random_parameters::<Bls12, _, _>(circuit(20), &mut rng)
         .expect("bellperson keygen")
 }
 
@@ -157,14 +122,14 @@ fn header_and_shape() {
     assert_eq!(h.b_g2.count as usize, srs.b_g2.len());
     assert_eq!(h.b_g2.end(), h.file_len);
     let shape = h.shape();
-    assert_eq!(shape.log_domain_size(), Some(5)); // 9 + 8 + 3 + 4 constraints -> 32
+    assert_eq!(shape.log_domain_size(), Some(5)); // 20 + 4 constraints -> 32
     assert_eq!(shape.num_inputs, 4);
     shape.check(&shape, &path).unwrap();
 
     // The shape of a captured assignment of the same circuit matches.
-    let pa = filprove_groth16::ProvingAssignment::synthesize(Chain { n: 9, inputs: 3 }).unwrap();
+    let pa = filprove_groth16::ProvingAssignment::synthesize(circuit(20)).unwrap();
     assert_eq!(ParamsShape::of_assignment(&pa), shape);
-    let other = filprove_groth16::ProvingAssignment::synthesize(Chain { n: 8, inputs: 3 }).unwrap();
+    let other = filprove_groth16::ProvingAssignment::synthesize(circuit(19)).unwrap();
     let err = shape
         .check(&ParamsShape::of_assignment(&other), &path)
         .unwrap_err();
@@ -455,7 +420,7 @@ fn atomic_write_replaces_and_leaves_no_temp_on_error() {
 fn a_file_truncated_while_read_is_an_error_naming_it() {
     let srs = Srs::from(
         &groth16::generate_random_parameters::<Bls12, _, _>(
-            Chain { n: 300, inputs: 3 },
+            circuit(600),
             &mut ChaCha8Rng::seed_from_u64(5),
         )
         .unwrap(),

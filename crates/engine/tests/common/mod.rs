@@ -1,4 +1,4 @@
-//! Real small jobs for engine tests: a squaring-chain circuit with parameters from the
+//! Real small jobs for engine tests: the test kit's squaring chain with parameters from the
 //! groth16 crate's keygen, proved by the real CPU backend and verified with the real
 //! verifying key. Knobs slow synthesis down, fail it, or fail verification, to drive the
 //! scheduler, the budget and the retry path.
@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use bellperson::{Circuit, ConstraintSystem, SynthesisError};
 use ff::Field;
 use filprove_engine::{EngineError, InputDigest, ProofJob, RequestKey, SrsLoader};
 use filprove_groth16::{Fr, Proof, ProvingAssignment, Srs};
@@ -31,37 +30,8 @@ pub fn key(id: &str) -> Option<RequestKey> {
     Some(RequestKey::new(id, inputs(id)))
 }
 
-/// Proves knowledge of x with x^(2^rounds) = out (public).
-#[derive(Clone)]
-pub struct Chain {
-    pub x: Option<Fr>,
-    pub rounds: usize,
-}
-
-impl Circuit<Fr> for Chain {
-    fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
-        let mut val = self.x;
-        let mut var = cs.alloc(|| "x", || val.ok_or(SynthesisError::AssignmentMissing))?;
-        for i in 0..self.rounds {
-            let next = val.map(|v| v.square());
-            let nv = cs.alloc(
-                || format!("sq{i}"),
-                || next.ok_or(SynthesisError::AssignmentMissing),
-            )?;
-            cs.enforce(
-                || format!("c{i}"),
-                |lc| lc + var,
-                |lc| lc + var,
-                |lc| lc + nv,
-            );
-            var = nv;
-            val = next;
-        }
-        let out = cs.alloc_input(|| "out", || val.ok_or(SynthesisError::AssignmentMissing))?;
-        cs.enforce(|| "out", |lc| lc + var, |lc| lc + CS::one(), |lc| lc + out);
-        Ok(())
-    }
-}
+/// The test kit's squaring chain: knowledge of x with x^(2^rounds) = out (public).
+pub use filprove_testkit::Chain;
 
 /// The circuit id of a chain of `rounds`.
 pub fn circuit_id(rounds: usize) -> String {
