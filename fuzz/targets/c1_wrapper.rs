@@ -52,7 +52,10 @@ pub fn run(data: &[u8]) -> bool {
     let Ok(request) = ProofRequest::parse_c1(&json, argument, miner_id) else {
         return false;
     };
-    assert!(unwrapped.is_ok(), "parse_c1 accepts a wrapper unwrap_c1 refuses");
+    assert!(
+        unwrapped.is_ok(),
+        "parse_c1 accepts a wrapper unwrap_c1 refuses"
+    );
     assert!(
         argument.is_none_or(|a| a == sector_num),
         "a sector number other than the wrapper's was accepted"

@@ -57,7 +57,12 @@ impl Circuit<Fr> for Chain {
         for i in 0..self.rounds {
             val = val.square();
             let next = cs.alloc(|| format!("sq{i}"), || Ok(val))?;
-            cs.enforce(|| format!("c{i}"), |lc| lc + var, |lc| lc + var, |lc| lc + next);
+            cs.enforce(
+                || format!("c{i}"),
+                |lc| lc + var,
+                |lc| lc + var,
+                |lc| lc + next,
+            );
             var = next;
         }
         let out = cs.alloc_input(|| "out", || Ok(val))?;
@@ -81,8 +86,7 @@ fn params(rounds: usize) -> &'static Srs {
             x: Fr::ZERO,
             rounds,
         };
-        filprove_groth16::keygen::generate_parameters(circuit, &mut rng)
-            .expect("chain parameters")
+        filprove_groth16::keygen::generate_parameters(circuit, &mut rng).expect("chain parameters")
     })
 }
 
@@ -203,9 +207,16 @@ impl ProofJob for ChainJob {
             message,
         };
         if self.0.flavor == Flavor::SynthesisFails && k + 1 == self.0.xs.len() {
-            return Err(fail("fuzz_synthesis", "this job's last partition fails".into()));
+            return Err(fail(
+                "fuzz_synthesis",
+                "this job's last partition fails".into(),
+            ));
         }
-        let x = self.0.xs.get(k).ok_or_else(|| fail("range", "no such partition".into()))?;
+        let x = self
+            .0
+            .xs
+            .get(k)
+            .ok_or_else(|| fail("range", "no such partition".into()))?;
         let mut x = Fr::from(u64::from(*x));
         if self.0.flavor == Flavor::WrongWitness {
             x += Fr::ONE;
@@ -319,7 +330,11 @@ impl Session {
                     assert_eq!(same, Some(&spec), "attached to a job with other inputs");
                 } else {
                     assert!(!self.draining, "a new job was accepted while draining");
-                    assert_ne!(spec.flavor, Flavor::TooBig, "a job over budget was accepted");
+                    assert_ne!(
+                        spec.flavor,
+                        Flavor::TooBig,
+                        "a job over budget was accepted"
+                    );
                     self.created += 1;
                     self.current.insert(s.job_id.clone(), spec.clone());
                 }
@@ -389,7 +404,9 @@ impl Session {
         }
         let st = self.engine.status();
         assert!(
-            st.queues.iter().all(|q| q.pending == 0 && q.in_progress == 0),
+            st.queues
+                .iter()
+                .all(|q| q.pending == 0 && q.in_progress == 0),
             "jobs left unfinished: {:?}",
             st.queues
         );
@@ -407,12 +424,12 @@ pub fn run(data: &[u8]) -> bool {
     let mut input = Input::new(data);
     let cfg = input.u8();
     let config = EngineConfig {
-        partition_workers: 1 + usize::from(cfg >> 1 & 1),
+        partition_workers: 1 + usize::from((cfg >> 1) & 1),
         gpu_workers_per_device: 1,
         express_worker: cfg & 1 == 1,
         memory_budget_bytes: Some(256 << 20),
-        srs_budget_bytes: Some(if cfg >> 4 & 1 == 1 { 1 } else { 64 << 20 }),
-        max_retained_jobs: [1, 2, 4, 10_000][usize::from(cfg >> 2 & 3)],
+        srs_budget_bytes: Some(if (cfg >> 4) & 1 == 1 { 1 } else { 64 << 20 }),
+        max_retained_jobs: [1, 2, 4, 10_000][usize::from((cfg >> 2) & 3)],
         ..EngineConfig::default()
     };
     let engine = Engine::start(config, vec![backend()], loader()).expect("engine starts");
