@@ -1,12 +1,11 @@
-//! `ProofRequest::parse_c1`: a PoRep C1 output (SealCommitPhase1Output JSON, raw or in the
-//! `{"SectorNum","Phase1Out","SectorSize"}` wrapper), as the daemon receives it.
+//! cargo-fuzz target `c1_json`: the body is `targets/c1_json.rs` (shared with the replay test).
 #![no_main]
 
 #[path = "../common.rs"]
 mod common;
+#[path = "../targets/mod.rs"]
+mod targets;
 
-use libfuzzer_sys::fuzz_target;
-
-fuzz_target!(init: common::init(), |data: &[u8]| {
-    let _ = filprove_filecoin::ProofRequest::parse_c1(data, Some(1), 1000);
+libfuzzer_sys::fuzz_target!(init: common::init(), |data: &[u8]| {
+    targets::c1_json::run(data);
 });

@@ -1,11 +1,11 @@
-//! `ProofRequest::from_request_json`: filprove's own request JSON (any proof kind).
+//! cargo-fuzz target `request_json`: the body is `targets/request_json.rs` (shared with the replay test).
 #![no_main]
 
 #[path = "../common.rs"]
 mod common;
+#[path = "../targets/mod.rs"]
+mod targets;
 
-use libfuzzer_sys::fuzz_target;
-
-fuzz_target!(init: common::init(), |data: &[u8]| {
-    let _ = filprove_filecoin::ProofRequest::from_request_json(data);
+libfuzzer_sys::fuzz_target!(init: common::init(), |data: &[u8]| {
+    targets::request_json::run(data);
 });

@@ -1,17 +1,11 @@
-//! `decode_vanilla_proofs`: the PoSt / SnapDeals vanilla proof framing (a JSON array of
-//! base64 strings). Whatever decodes must survive an encode / decode round trip.
+//! cargo-fuzz target `vanilla_framing`: the body is `targets/vanilla_framing.rs` (shared with the replay test).
 #![no_main]
 
 #[path = "../common.rs"]
 mod common;
+#[path = "../targets/mod.rs"]
+mod targets;
 
-use filprove::server::convert::{decode_vanilla_proofs, encode_vanilla_proofs};
-use libfuzzer_sys::fuzz_target;
-
-fuzz_target!(init: common::init(), |data: &[u8]| {
-    if let Ok(proofs) = decode_vanilla_proofs(data) {
-        let again = decode_vanilla_proofs(&encode_vanilla_proofs(&proofs))
-            .expect("re-encoded vanilla proofs decode");
-        assert_eq!(again, proofs);
-    }
+libfuzzer_sys::fuzz_target!(init: common::init(), |data: &[u8]| {
+    targets::vanilla_framing::run(data);
 });
