@@ -66,7 +66,7 @@ pub(crate) fn resume(engine: &Arc<Engine>, journal: &Arc<Journal>) -> (usize, us
                 id,
                 kind,
                 reason,
-            } => Err((
+            } => Err(Box::new((
                 entry,
                 id,
                 kind,
@@ -74,11 +74,12 @@ pub(crate) fn resume(engine: &Arc<Engine>, journal: &Arc<Journal>) -> (usize, us
                     code: "journal_unreadable".into(),
                     message: reason,
                 },
-            )),
+            ))),
         };
         match outcome {
             Ok(()) => resumed += 1,
-            Err((entry, id, kind, error)) => {
+            Err(not) => {
+                let (entry, id, kind, error) = *not;
                 failed += 1;
                 report_failure(engine, journal, entry, &id, kind, error);
             }
@@ -90,7 +91,8 @@ pub(crate) fn resume(engine: &Arc<Engine>, journal: &Arc<Journal>) -> (usize, us
     (resumed, failed)
 }
 
-type NotResumed = (Entry, String, i32, EngineError);
+/// An entry that was not resumed: the entry, its id and kind, and why.
+type NotResumed = Box<(Entry, String, i32, EngineError)>;
 
 fn resubmit(
     engine: &Arc<Engine>,
@@ -102,7 +104,7 @@ fn resubmit(
     let key = RequestKey::new(id.clone(), convert::input_digest(r));
     let (request, priority) = match convert::to_request(r) {
         Ok(x) => x,
-        Err(e) => return Err((entry, id, r.proof_kind, e)),
+        Err(e) => return Err(Box::new((entry, id, r.proof_kind, e))),
     };
     match engine.submit(Some(key), priority, Arc::new(FilecoinJob::new(request))) {
         Ok(s) if s.existing => {
@@ -116,7 +118,7 @@ fn resubmit(
             let _ = engine.on_complete(&s.job_id, move |report| settle.job_ended(report));
             Ok(())
         }
-        Err(e) => Err((entry, id, r.proof_kind, e)),
+        Err(e) => Err(Box::new((entry, id, r.proof_kind, e))),
     }
 }
 
