@@ -20,9 +20,11 @@ pub mod submit_request;
 pub mod vanilla_framing;
 pub mod vk_file;
 
+/// A target's body: true when the input was accepted (it parsed, or a proof came back).
+pub type Target = fn(&[u8]) -> bool;
+
 /// Every target by name (the name of its binary and of its corpus directory).
-/// Each returns true when the input was accepted (it parsed, or a proof came back).
-pub const TARGETS: &[(&str, fn(&[u8]) -> bool)] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("c1_json", c1_json::run),
     ("c1_wrapper", c1_wrapper::run),
     ("engine_rpc", engine_rpc::run),
