@@ -7,31 +7,12 @@
 //! miner id (u64), randomness (32 bytes), partition index (u32), then the entries (u32
 //! length, bytes; see `Input::entries`).
 
-use filprove_filecoin::{ProofKind, ProofRequest, RegisteredPoStProof, RequestBody};
+use filprove_filecoin::{ProofKind, ProofRequest, RequestBody};
 
 use super::input::Input;
 
-/// Every PoSt proof filecoin-proofs-api 19.1 registers.
-pub const PROOFS: [RegisteredPoStProof; 15] = {
-    use RegisteredPoStProof::*;
-    [
-        StackedDrgWinning2KiBV1,
-        StackedDrgWinning8MiBV1,
-        StackedDrgWinning512MiBV1,
-        StackedDrgWinning32GiBV1,
-        StackedDrgWinning64GiBV1,
-        StackedDrgWindow2KiBV1,
-        StackedDrgWindow8MiBV1,
-        StackedDrgWindow512MiBV1,
-        StackedDrgWindow32GiBV1,
-        StackedDrgWindow64GiBV1,
-        StackedDrgWindow2KiBV1_2,
-        StackedDrgWindow8MiBV1_2,
-        StackedDrgWindow512MiBV1_2,
-        StackedDrgWindow32GiBV1_2,
-        StackedDrgWindow64GiBV1_2,
-    ]
-};
+/// Every PoSt proof filecoin-proofs-api 19.1 registers (the daemon's own table).
+pub use filprove::server::convert::POST_PROOFS as PROOFS;
 
 /// Validates the PoSt request built from `data`; an accepted one is one partition of the
 /// body's kind, and its public inputs can be computed. True when accepted.
