@@ -14,10 +14,9 @@ use std::time::{Duration, Instant};
 
 use cudarc::driver::{CudaEvent, CudaSlice, PushKernelArg};
 use filprove_groth16::{
-    Backend, Direction, Fr, G1Projective, G2Projective, Proof, ProofInput, ProveError, ProveReport,
-    ProvingAssignment, Srs, Staged,
+    assemble, check_shapes, Backend, Direction, Fr, G1Projective, G2Projective, KeyShape,
+    MsmResults, Proof, ProofInput, ProveError, ProveReport, ProvingAssignment, Srs, Staged,
 };
-use group::Curve as _;
 
 use crate::field::bytes_of;
 use crate::gpu::{blocks, cfg, Gpu};
@@ -266,8 +265,17 @@ impl CudaBackend {
             .ok_or_else(|| ProveError::Invalid("bounce buffers".into()))
     }
 
-    fn shape_of(lens: &Lens, asg: &ProvingAssignment) -> Result<Shape, ProveError> {
-        let lg = check_shapes(lens, asg)?;
+    /// The partition's shape, once `asg` is checked against the parameters (the CPU
+    /// backend's check: the same request gets the same error on either).
+    fn shape_of(srs: &Srs, lens: &Lens, asg: &ProvingAssignment) -> Result<Shape, ProveError> {
+        let key = KeyShape {
+            h: lens.h,
+            l: lens.l,
+            a: lens.a,
+            b_g1: lens.b,
+            b_g2: lens.b,
+        };
+        let lg = check_shapes(&srs.vk, &key, asg)?;
         Ok(Shape {
             lg,
             n_aux: lens.l as u64,
@@ -290,7 +298,7 @@ impl CudaBackend {
             return Ok((StagedState::Deferred, report));
         }
         let (_, lens, dev) = self.lookup(srs);
-        let shape = Self::shape_of(&lens, asg)?;
+        let shape = Self::shape_of(srs, &lens, asg)?;
         let plan = self.plan(shape)?;
         if plan.staging_slots == 0 {
             report
@@ -374,7 +382,7 @@ impl CudaBackend {
         gpu.bind()?;
         let asg = input.assignment;
         let (key, lens, _) = self.lookup(srs);
-        let shape = Self::shape_of(&lens, asg)?;
+        let shape = Self::shape_of(srs, &lens, asg)?;
         let plan = self.plan(shape)?;
         report.peak_device_bytes = report.peak_device_bytes.max(plan.peak());
         for n in &plan.notes {
@@ -648,7 +656,14 @@ impl CudaBackend {
             hm.render()
         );
         drop(region);
-        Ok(assemble(srs, input, h, l, a, b1, b2))
+        let msm = MsmResults {
+            h,
+            l,
+            a,
+            b_g1: b1,
+            b_g2: b2,
+        };
+        Ok(assemble(&srs.vk, input.randomness, &msm))
     }
 
     fn oom(&self, needed: u64) -> ProveError {
@@ -661,70 +676,6 @@ impl CudaBackend {
                 .saturating_sub(st.resident.bytes() + st.reserved),
         }
     }
-}
-
-/// Combines the five MSM results with the verifying key and r, s (bellperson's formulas).
-pub fn assemble(
-    srs: &Srs,
-    input: &ProofInput<'_>,
-    h: G1Projective,
-    l: G1Projective,
-    a: G1Projective,
-    b1: G1Projective,
-    b2: G2Projective,
-) -> Proof {
-    let vk = &srs.vk;
-    let (r, s) = (input.randomness.r, input.randomness.s);
-    let g_a = a + vk.alpha_g1 + vk.delta_g1 * r;
-    let g_b = b2 + vk.beta_g2 + vk.delta_g2 * s;
-    let b1_full = b1 + vk.beta_g1 + vk.delta_g1 * s;
-    let g_c = g_a * s + b1_full * r - vk.delta_g1 * (r * s) + h + l;
-    Proof {
-        a: g_a.to_affine(),
-        b: g_b.to_affine(),
-        c: g_c.to_affine(),
-    }
-}
-
-/// Checks the assignment against the parameters' lengths; returns log2 of the domain.
-fn check_shapes(lens: &Lens, asg: &ProvingAssignment) -> Result<u32, ProveError> {
-    let mismatch = |what, params, circuit| {
-        Err(ProveError::ShapeMismatch {
-            what,
-            params,
-            circuit,
-        })
-    };
-    let n_aux = asg.aux_assignment.len();
-    let n_in = asg.input_assignment.len();
-    if asg.b.len() != asg.a.len() || asg.c.len() != asg.a.len() {
-        return Err(ProveError::Invalid("a, b, c have different lengths".into()));
-    }
-    if asg.a_aux_density.len() < n_aux
-        || asg.b_aux_density.len() < n_aux
-        || asg.b_input_density.len() < n_in
-    {
-        return Err(ProveError::Invalid(
-            "density bitmaps shorter than the assignment".into(),
-        ));
-    }
-    let lg = asg.log_domain_size();
-    let m = 1usize << lg;
-    if lens.h < m - 1 {
-        return mismatch("h (domain - 1)", lens.h, m - 1);
-    }
-    if lens.l != n_aux {
-        return mismatch("l (aux variables)", lens.l, n_aux);
-    }
-    let a_len = n_in + asg.a_aux_density.count_ones();
-    if lens.a != a_len {
-        return mismatch("a (inputs + aux dense in A)", lens.a, a_len);
-    }
-    let b_len = asg.b_input_density.count_ones() + asg.b_aux_density.count_ones();
-    if lens.b != b_len {
-        return mismatch("b_g1, b_g2 (dense in B)", lens.b, b_len);
-    }
-    Ok(lg)
 }
 
 /// [prefix..., aux[i] for every set bit i of the density words] as a new device vector;

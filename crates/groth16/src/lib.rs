@@ -6,6 +6,8 @@
 //! - [`keygen`]: fast parameter generation for test sizes;
 //! - [`proof`]: the 192-byte proof and its encoding;
 //! - [`backend`]: the [`backend::Backend`] trait every prover implements;
+//! - [`assemble`]: what every backend shares around its NTTs and MSMs: the shape check of
+//!   an assignment against a proving key and the proof's assembly from the MSM results;
 //! - [`report`]: what one proof cost (phases, transfers, host syncs);
 //! - [`parts`]: circuits of a head and equal parts (PoRep's challenges) synthesized part by
 //!   part in parallel;
@@ -16,6 +18,7 @@
 //! - [`progress`]: how long work reports how far it got (drawn by the binary);
 //! - [`cpu`]: the CPU reference backend (NTT, MSM, prover).
 
+pub mod assemble;
 pub mod assignment;
 pub mod backend;
 pub mod cancel;
@@ -32,6 +35,7 @@ pub mod recycle;
 pub mod report;
 pub mod sink;
 
+pub use assemble::{assemble, check_shapes, KeyShape, MsmResults};
 pub use assignment::ProvingAssignment;
 pub use backend::{Backend, ProofInput, Randomness, Staged};
 pub use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar as Fr};

@@ -64,3 +64,29 @@ fn proofs_with_other_blinding_fail_the_suite() {
     assert_eq!(failure.check, "batch proof", "{failure}");
     assert!(failure.detail.contains("differs"), "{failure}");
 }
+
+/// The real CPU backend, reporting every shape mismatch as an invalid request.
+struct LooseErrors(CpuBackend);
+
+impl Backend for LooseErrors {
+    fn name(&self) -> String {
+        "cpu with loose shape errors".into()
+    }
+
+    fn prove(&self, srs: &Srs, inputs: &[ProofInput<'_>]) -> Result<Vec<Proof>, ProveError> {
+        self.0.prove(srs, inputs).map_err(|e| match e {
+            ProveError::ShapeMismatch { .. } => ProveError::Invalid(e.to_string()),
+            other => other,
+        })
+    }
+}
+
+#[test]
+fn another_kind_of_shape_error_fails_the_suite() {
+    let cases = Cases::new(seed("loose_errors")).unwrap();
+    let backend = LooseErrors(CpuBackend::new(Some(1)).unwrap());
+    let failure = check_backend(&backend, &cases).expect_err("loose errors must fail");
+    assert_eq!(failure.check, "shape error", "{failure}");
+    assert_eq!(failure.case, "another circuit's witness", "{failure}");
+    assert!(failure.detail.contains("prove_invalid"), "{failure}");
+}

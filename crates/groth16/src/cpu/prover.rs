@@ -6,20 +6,20 @@
 //! - `L = <srs.l, aux>`;
 //! - `a = <srs.a, inputs ++ aux dense in A>`, `b1 = <srs.b_g1, ...>`, `b2 = <srs.b_g2, ...>`
 //!   (inputs and aux dense in B);
-//! - `A = alpha_g1 + a + r delta_g1`, `B = beta_g2 + b2 + s delta_g2`,
-//!   `C = s A + r (beta_g1 + b1 + s delta_g1) - r s delta_g1 + H + L`.
+//! - the proof from the five sums and `r`, `s`: [`crate::assemble`] (shared with every
+//!   backend, as is the shape check before it, [`crate::check_shapes`]).
 
 use std::time::{Duration, Instant};
 
 use ff::{Field, PrimeField};
-use group::{prime::PrimeCurveAffine, Curve};
 use rayon::prelude::*;
 
 use super::msm::{msm_split_with, msm_with, MsmAffine, MsmEngine};
 use super::ntt::{generator_inv, Domain};
+use crate::assemble::{assemble, check_shapes, KeyShape, MsmResults};
 use crate::backend::{Backend, ProofInput, Randomness};
 use crate::density::DensityBits;
-use crate::{Fr, G1Projective, G2Projective, Proof, ProveError, ProvingAssignment, Srs};
+use crate::{Fr, Proof, ProveError, ProvingAssignment, Srs};
 
 /// The CPU reference backend (and the fallback where no GPU is available).
 ///
@@ -108,50 +108,6 @@ impl Backend for CpuBackend {
     }
 }
 
-/// Checks that `pa` is internally consistent and fits `srs` (every section length, the
-/// verifying key's ic); errors are [`ProveError::ShapeMismatch`] naming the quantity.
-pub fn check_shapes(srs: &Srs, pa: &ProvingAssignment) -> Result<(), ProveError> {
-    let eq = |what: &'static str, params: usize, circuit: usize| {
-        if params == circuit {
-            Ok(())
-        } else {
-            Err(ProveError::ShapeMismatch {
-                what,
-                params,
-                circuit,
-            })
-        }
-    };
-    let n = pa.a.len();
-    eq("b evaluations vs a evaluations", n, pa.b.len())?;
-    eq("c evaluations vs a evaluations", n, pa.c.len())?;
-    let inputs = pa.input_assignment.len();
-    let aux = pa.aux_assignment.len();
-    if inputs == 0 {
-        return Err(ProveError::Invalid("assignment has no ONE input".into()));
-    }
-    eq("a_aux_density length vs aux", aux, pa.a_aux_density.len())?;
-    eq("b_aux_density length vs aux", aux, pa.b_aux_density.len())?;
-    eq(
-        "b_input_density length vs inputs",
-        inputs,
-        pa.b_input_density.len(),
-    )?;
-    let m = 1usize << super::ntt::log2_ceil(n);
-    eq("h (domain - 1)", srs.h.len(), m - 1)?;
-    eq("l (aux)", srs.l.len(), aux)?;
-    eq(
-        "a (inputs + aux dense in A)",
-        srs.a.len(),
-        inputs + pa.a_aux_density.count_ones(),
-    )?;
-    let b = pa.b_input_density.count_ones() + pa.b_aux_density.count_ones();
-    eq("b_g1 (inputs + aux dense in B)", srs.b_g1.len(), b)?;
-    eq("b_g2 (inputs + aux dense in B)", srs.b_g2.len(), b)?;
-    eq("vk ic (inputs)", srs.vk.ic.len(), inputs)?;
-    Ok(())
-}
-
 /// The H polynomial's coefficients: `(A(x) B(x) - C(x)) / Z(x)` over the smallest
 /// radix-2 domain holding every constraint, first `m - 1` coefficients (bellperson's
 /// `execute_fft`, done with three inverse DIF / coset DIT transforms, one inverse DIF and
@@ -238,13 +194,7 @@ pub fn prove_one_timed(
     rand: Randomness,
 ) -> Result<(Proof, PhaseTimes), ProveError> {
     let start = Instant::now();
-    check_shapes(srs, pa)?;
-    let vk = &srs.vk;
-    if bool::from(vk.delta_g1.is_identity() | vk.delta_g2.is_identity()) {
-        return Err(ProveError::Invalid(
-            "delta is the identity (subverted parameters)".into(),
-        ));
-    }
+    check_shapes(&srs.vk, &KeyShape::of(srs), pa)?;
     let inputs = &pa.input_assignment;
     let aux = &pa.aux_assignment;
     let n_inputs = inputs.len();
@@ -301,23 +251,16 @@ pub fn prove_one_timed(
             )
         },
     );
-    let (h, l, a, b1, b2) = (h?, l?, a?, b1?, b2?);
-
-    let Randomness { r, s } = rand;
-    let delta_g1 = G1Projective::from(vk.delta_g1);
-    let g_a = a + vk.alpha_g1 + delta_g1 * r;
-    let g_b = b2 + vk.beta_g2 + G2Projective::from(vk.delta_g2) * s;
-    let b1_full = b1 + vk.beta_g1 + delta_g1 * s;
-    let g_c = g_a * s + b1_full * r - delta_g1 * (r * s) + h + l;
+    let msm = MsmResults {
+        h: h?,
+        l: l?,
+        a: a?,
+        b_g1: b1?,
+        b_g2: b2?,
+    };
+    let proof = assemble(&srs.vk, rand, &msm);
     t.total = start.elapsed();
-    Ok((
-        Proof {
-            a: g_a.to_affine(),
-            b: g_b.to_affine(),
-            c: g_c.to_affine(),
-        },
-        t,
-    ))
+    Ok((proof, t))
 }
 
 /// One query (A, B_G1 or B_G2): `bases` = the `n_inputs` input points (inputs selected by

@@ -7,16 +7,18 @@
 //! and s, proved in one call, staged ([`Backend::stage`] then [`Backend::prove_staged`])
 //! and unstaged (`prove_staged` with nothing staged), and they verify. Ill-shaped requests
 //! (another circuit's witness, vectors of wrong lengths, no ONE input, empty density
-//! bitmaps) give a typed [`ProveError`], never a panic, whether staged or not, and leave
-//! the backend proving correctly; an empty request gives no proof or
-//! [`ProveError::Invalid`].
+//! bitmaps) give the CPU reference's [`ProveError`] (the same kind, quantity and lengths:
+//! every backend checks shapes with [`filprove_groth16::check_shapes`]), never a panic,
+//! whether staged or not, and leave the backend proving correctly; an empty request gives
+//! no proof or [`ProveError::Invalid`].
 
 mod cases;
 mod shapes;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use filprove_groth16::{Backend, Proof, ProofInput, ProveError, ProvingAssignment};
+use filprove_groth16::cpu::prove_one;
+use filprove_groth16::{Backend, Proof, ProofInput, ProveError, ProvingAssignment, Srs};
 
 pub use cases::{Case, Cases};
 pub use shapes::Expect;
@@ -58,7 +60,7 @@ pub struct Summary {
     /// Of those, proved from what [`Backend::stage`] prepared (0 for a backend that
     /// stages nothing).
     pub staged: usize,
-    /// Ill-shaped requests answered with the expected typed error.
+    /// Ill-shaped requests answered with the CPU reference's typed error.
     pub shape_errors: usize,
 }
 
@@ -85,10 +87,11 @@ pub fn check_backend(backend: &dyn Backend, cases: &Cases) -> Result<Summary, Fa
             assignment: asg,
             randomness: first.randomness[0],
         };
+        let reference = reference_error(what, &first.srs, input, *expect)?;
         let unstaged = no_panic(what, "shape error", || {
             Ok(backend.prove(&first.srs, &[input]).map(|_| ()))
         })?;
-        expect_error(what, "shape error", unstaged, *expect)?;
+        expect_error(what, "shape error", unstaged, &reference)?;
         // Staging may refuse the request, or stage it and leave the refusal to the proof.
         let staged = no_panic(what, "staged shape error", || {
             Ok(backend
@@ -96,7 +99,7 @@ pub fn check_backend(backend: &dyn Backend, cases: &Cases) -> Result<Summary, Fa
                 .and_then(|s| backend.prove_staged(&first.srs, input, s))
                 .map(|_| ()))
         })?;
-        expect_error(what, "staged shape error", staged, *expect)?;
+        expect_error(what, "staged shape error", staged, &reference)?;
         backend.release_finished();
         summary.shape_errors += 1;
     }
@@ -119,23 +122,54 @@ pub fn check_backend(backend: &dyn Backend, cases: &Cases) -> Result<Summary, Fa
     Ok(summary)
 }
 
-fn expect_error(
+/// The CPU reference's error for an ill-shaped request, checked to be of the kind
+/// expected.
+fn reference_error(
     case: &str,
-    check: &'static str,
-    got: Result<(), ProveError>,
+    srs: &Srs,
+    input: ProofInput<'_>,
     expect: Expect,
-) -> Result<(), Failure> {
-    match got {
-        Err(e) if expect.admits(&e) => Ok(()),
+) -> Result<ProveError, Failure> {
+    let check = "reference shape error";
+    match no_panic(case, check, || {
+        Ok(prove_one(srs, input.assignment, input.randomness))
+    })? {
+        Err(e) if expect.admits(&e) => Ok(e),
         Err(e) => Err(Failure::new(
             case,
             check,
             format!("expected {expect:?}, got {} ({e})", e.code()),
         )),
-        Ok(()) => Err(Failure::new(
+        Ok(_) => Err(Failure::new(
             case,
             check,
             format!("expected {expect:?}, got a proof"),
+        )),
+    }
+}
+
+/// `got` must be the reference's error: the same kind, naming the same quantity and
+/// lengths (every backend shares `filprove_groth16::check_shapes`).
+fn expect_error(
+    case: &str,
+    check: &'static str,
+    got: Result<(), ProveError>,
+    reference: &ProveError,
+) -> Result<(), Failure> {
+    match got {
+        Err(e) if e.code() == reference.code() && e.to_string() == reference.to_string() => Ok(()),
+        Err(e) => Err(Failure::new(
+            case,
+            check,
+            format!(
+                "expected the reference's error ({reference}), got {} ({e})",
+                e.code()
+            ),
+        )),
+        Ok(()) => Err(Failure::new(
+            case,
+            check,
+            format!("expected the reference's error ({reference}), got a proof"),
         )),
     }
 }

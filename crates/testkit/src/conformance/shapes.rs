@@ -3,24 +3,23 @@
 use filprove_groth16::density::DensityBits;
 use filprove_groth16::{ProveError, ProvingAssignment};
 
-/// What an ill-shaped request must give.
+/// The kind of error an ill-shaped request must give (the CPU reference's exact error
+/// too: see [`super::check_backend`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Expect {
-    /// [`ProveError::ShapeMismatch`].
+    /// [`ProveError::ShapeMismatch`]: a length disagrees, inside the assignment or with
+    /// the parameters.
     ShapeMismatch,
-    /// [`ProveError::ShapeMismatch`] or [`ProveError::Invalid`] (the assignment is not
-    /// internally consistent).
-    ShapeOrInvalid,
+    /// [`ProveError::Invalid`]: the assignment has no ONE input.
+    Invalid,
 }
 
 impl Expect {
-    /// Whether `e` is the error expected.
+    /// Whether `e` is of the kind expected.
     pub fn admits(self, e: &ProveError) -> bool {
         match self {
             Expect::ShapeMismatch => matches!(e, ProveError::ShapeMismatch { .. }),
-            Expect::ShapeOrInvalid => {
-                matches!(e, ProveError::ShapeMismatch { .. } | ProveError::Invalid(_))
-            }
+            Expect::Invalid => matches!(e, ProveError::Invalid(_)),
         }
     }
 }
@@ -47,29 +46,29 @@ pub fn broken(
             edit(&|a| {
                 a.b.pop();
             }),
-            Expect::ShapeOrInvalid,
+            Expect::ShapeMismatch,
         ),
         (
             "c one evaluation long",
             edit(&|a| a.c.push(filprove_groth16::Fr::from(7u64))),
-            Expect::ShapeOrInvalid,
+            Expect::ShapeMismatch,
         ),
         (
             "one aux value short",
             edit(&|a| {
                 a.aux_assignment.pop();
             }),
-            Expect::ShapeOrInvalid,
+            Expect::ShapeMismatch,
         ),
         (
             "one public input too many",
             edit(&|a| a.input_assignment.push(filprove_groth16::Fr::from(7u64))),
-            Expect::ShapeOrInvalid,
+            Expect::ShapeMismatch,
         ),
         (
             "no ONE input",
             edit(&|a| a.input_assignment.clear()),
-            Expect::ShapeOrInvalid,
+            Expect::Invalid,
         ),
         (
             "empty density bitmaps",
@@ -78,7 +77,7 @@ pub fn broken(
                 a.b_aux_density = DensityBits::new();
                 a.b_input_density = DensityBits::new();
             }),
-            Expect::ShapeOrInvalid,
+            Expect::ShapeMismatch,
         ),
     ]
 }
