@@ -4,34 +4,28 @@
 //! Per proof: the partition's vectors are staged (before the kernel lock on the copy
 //! stream, from page-locked host memory, when the plan allows; see stage.rs); the
 //! parameters are resident in device memory (uploaded once) or streamed per MSM batch;
-//! inside the kernel region H = (a*b - c)/Z is computed by NTTs in place and fed to the H
-//! MSM, then L, A and B (G1, G2) run as split MSMs over scalars gathered on the device by
-//! the density bitmaps. The host waits once, for the five results. Every phase is timed
-//! with device events and every transfer counted ([`ProveReport`]).
+//! under the device's region lock, [`Region`] runs the Groth16 steps (H by NTTs and its
+//! MSM, the L, A and B MSMs, one host wait, the assembly). This file keeps what surrounds
+//! the region: the device-memory budget and its reservations, resident parameters,
+//! staging, and the [`Backend`] trait. Every phase is timed with device events and every
+//! transfer counted ([`ProveReport`]).
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use cudarc::driver::{CudaEvent, CudaSlice, PushKernelArg};
 use filprove_groth16::{
-    assemble, check_shapes, Backend, Direction, Fr, G1Projective, G2Projective, KeyShape,
-    MsmResults, Proof, ProofInput, ProveError, ProveReport, ProvingAssignment, Srs, Staged,
+    check_shapes, Backend, Direction, KeyShape, Proof, ProofInput, ProveError, ProveReport,
+    ProvingAssignment, Srs, Staged,
 };
 
-use crate::field::bytes_of;
-use crate::gpu::{blocks, cfg, Gpu};
-use crate::host_marks::HostMarks;
-use crate::msm::{self, G1, G2};
-use crate::msm_batch::{msm_batched, Bases, MsmRun};
-use crate::ntt::{self, NttPlan};
+use crate::gpu::Gpu;
 use crate::options::{CudaOptions, RegisterAt};
 use crate::pinned::Bounce;
 use crate::plan::{self, PlanInput, Shape, VramPlan};
+use crate::region::{self, MsmSettings, PhaseClock, Region};
 use crate::resident::{srs_key, DeviceSrs, Lens, ResidentSet};
 use crate::stage::{self, HostPath, StagedPartition};
 
-/// Bytes per pinned bounce buffer (two per user).
-const BOUNCE_CHUNK: usize = 64 << 20;
 /// Device memory left to the driver, the allocator's pools and fragmentation.
 const MARGIN_BYTES: u64 = 2 << 30;
 
@@ -234,7 +228,7 @@ impl CudaBackend {
         };
         let t = Instant::now();
         let mut guard = lock(&self.region_bounce);
-        let bounce = self.bounce(&mut guard)?;
+        let bounce = region::bounce(&self.gpu, &mut guard)?;
         let dev = DeviceSrs::upload(&self.gpu, srs, bounce)?;
         report.add_phase("srs_upload", t.elapsed());
         report.add_transfer("srs_upload", Direction::HostToDevice, dev.bytes(), true);
@@ -255,14 +249,6 @@ impl CudaBackend {
         drop(st);
         drop(hold);
         Ok(Some(dev))
-    }
-
-    fn bounce<'a>(&self, slot: &'a mut Option<Bounce>) -> Result<&'a mut Bounce, ProveError> {
-        if slot.is_none() {
-            *slot = Some(Bounce::new(&self.gpu, BOUNCE_CHUNK)?);
-        }
-        slot.as_mut()
-            .ok_or_else(|| ProveError::Invalid("bounce buffers".into()))
     }
 
     /// The partition's shape, once `asg` is checked against the parameters (the CPU
@@ -336,7 +322,7 @@ impl CudaBackend {
         let mut guard = lock(&self.stage_bounce);
         let bounce = match self.opts.host_path {
             HostPath::Pageable => None,
-            _ => Some(self.bounce(&mut guard)?),
+            _ => Some(region::bounce(&self.gpu, &mut guard)?),
         };
         // Registering at staging delays the partition's own proof (~0.45 s per GB of
         // fresh memory) and slows a region running meanwhile: only when told to.
@@ -365,7 +351,8 @@ impl CudaBackend {
         Ok((StagedState::Ready(Box::new(part), hold), report))
     }
 
-    /// The kernel region of one proof.
+    /// The kernel region of one proof: the device's lock, the plan, the parameters, the
+    /// partition (staged, or uploaded here) and the working memory, then [`Region::prove`].
     fn prove_region(
         &self,
         srs: &Srs,
@@ -373,13 +360,10 @@ impl CudaBackend {
         staged: Option<(Box<StagedPartition>, Reservation)>,
         report: &mut ProveReport,
     ) -> Result<Proof, ProveError> {
-        let t_lock = Instant::now();
-        let region = lock(&self.region);
-        let t_region = Instant::now();
-        let mut hm = HostMarks::new(t_lock);
-        hm.mark("region_lock");
-        let gpu = &self.gpu;
-        gpu.bind()?;
+        let requested = Instant::now();
+        let region_lock = lock(&self.region);
+        let clock = PhaseClock::locked(&self.gpu, requested);
+        self.gpu.bind()?;
         let asg = input.assignment;
         let (key, lens, _) = self.lookup(srs);
         let shape = Self::shape_of(srs, &lens, asg)?;
@@ -391,252 +375,99 @@ impl CudaBackend {
             }
         }
         let dev = self.resident_for(srs, key, &plan, report)?;
-        let s = gpu.stream();
-
-        // The partition's buffers: pre-staged (wait on the copy's event) or uploaded here.
-        let (mut part, part_hold) = match staged {
-            Some((p, hold)) => (p, hold),
-            None => {
-                // Uploads inside the region (the slow path anyway): earlier partitions'
-                // memory may be needed now.
-                self.release_finished();
-                let hold = self
-                    .reserve(plan.staged_bytes, true)
-                    .ok_or_else(|| self.oom(plan.staged_bytes))?;
-                let path = if self.opts.prestage {
-                    self.opts.host_path
-                } else {
-                    HostPath::Pageable
-                };
-                let mut guard = lock(&self.region_bounce);
-                let bounce = match path {
-                    HostPath::Pageable => None,
-                    _ => Some(self.bounce(&mut guard)?),
-                };
-                // Page-locking here would hold the region for ~0.45 s per fresh GB (16.7
-                // GB of a 32 GiB partition: 6.7 s measured on the H200); the bounce
-                // buffers send it at copy speed, and a later region registers it in
-                // pieces while its kernels run (`pin_unpinned`).
-                let mut p =
-                    stage::stage(gpu, s, asg, shape.lg, path, bounce, "upload", &mut || false)?;
-                if !self.opts.prestage {
-                    report
-                        .fallbacks
-                        .push("uploads inside the kernel region: pre-staging switched off".into());
-                }
-                report.merge(std::mem::take(&mut p.report));
-                (Box::new(p), hold)
-            }
+        let (part, part_hold) = match staged {
+            Some(staged) => staged,
+            None => self.upload_in_region(asg, shape, &plan, report)?,
         };
         let work_hold = self
             .reserve_as(plan.working_extra(), true, true)
             .ok_or_else(|| self.oom(plan.working_extra()))?;
-
-        let mut marks: Vec<(&'static str, CudaEvent)> = Vec::new();
-        if gpu.probing() {
-            gpu.take_probes()?; // drop steps of earlier work
-            gpu.probe("region_start")?;
-        }
-        // Host time in the region before the first kernel is queued (plan, parameters,
-        // working memory), not covered by the device-event phases below.
-        report.add_phase("region_setup", t_region.elapsed());
-        // Whether other work held the compute stream (a driver query: only when logged).
-        if log::log_enabled!(log::Level::Debug) {
-            hm.mark(if gpu.compute_idle() {
-                "setup_idle"
-            } else {
-                "setup_busy"
-            });
-        }
-        let wait0 = gpu.mark()?;
-        hm.mark("first_mark");
-        if let Some((_, ready)) = &part.copy_events {
-            s.wait(ready).map_err(|e| gpu.err("wait for staging", e))?;
-        }
-        // A phase ends: a device mark for its time, a host mark for when it was queued.
-        let mut end_phase = |name: &'static str| -> Result<(), ProveError> {
-            marks.push((name, gpu.mark()?));
-            hm.mark(name);
-            Ok(())
+        let region = Region {
+            gpu: &self.gpu,
+            srs,
+            input: *input,
+            lens,
+            lg: shape.lg,
+            dev,
+            part,
+            bounce: &self.region_bounce,
+            msm: MsmSettings {
+                batch: plan.batch as usize,
+                sync_per_batch: self.opts.sync_per_batch,
+            },
+            register_behind_h: self.register_behind_h(),
+            lock: region_lock,
         };
-        end_phase("stage_wait")?;
+        region.prove(clock, report, |part| {
+            self.retire(part, part_hold, work_hold)
+        })
+    }
 
-        // H on the device, in place in the staged a (b, c become scratch).
-        let ntt_plan = NttPlan::new(gpu, shape.lg)?;
-        {
-            let [a, b, c] = &mut part.abc;
-            ntt::compute_h_in_place(gpu, &ntt_plan, [a, b, c])?;
-        }
-        drop(ntt_plan);
-        end_phase("ntt_h")?;
-
-        let m = 1usize << shape.lg;
-        let mut bounce_guard = lock(&self.region_bounce);
-        let streamed = dev.is_none();
-        let mut bounce = if streamed {
-            Some(self.bounce(&mut bounce_guard)?)
+    /// Uploads the partition inside the region (the slow path anyway), on the compute
+    /// stream.
+    fn upload_in_region(
+        &self,
+        asg: &ProvingAssignment,
+        shape: Shape,
+        plan: &VramPlan,
+        report: &mut ProveReport,
+    ) -> Result<(Box<StagedPartition>, Reservation), ProveError> {
+        // Earlier partitions' memory may be needed now.
+        self.release_finished();
+        let hold = self
+            .reserve(plan.staged_bytes, true)
+            .ok_or_else(|| self.oom(plan.staged_bytes))?;
+        let path = if self.opts.prestage {
+            self.opts.host_path
         } else {
-            None
+            HostPath::Pageable
         };
-        let batch = plan.batch as usize;
-        let sync = self.opts.sync_per_batch;
-        macro_rules! run {
-            ($phase:expr) => {
-                MsmRun {
-                    batch,
-                    sync_per_batch: sync,
-                    bounce: bounce.as_deref_mut(),
-                    report: &mut *report,
-                    phase: $phase,
-                }
-            };
-        }
-        fn g1<'x>(d: Option<&'x CudaSlice<u8>>, host: &'x [blstrs::G1Affine]) -> Bases<'x> {
-            match d {
-                Some(d) => Bases::Device(d),
-                None => Bases::Host(bytes_of(host)),
-            }
-        }
-        let h_host = &srs.h[..srs.h.len().min(m - 1)];
-        let h = msm_batched::<G1>(
+        let mut guard = lock(&self.region_bounce);
+        let bounce = match path {
+            HostPath::Pageable => None,
+            _ => Some(region::bounce(&self.gpu, &mut guard)?),
+        };
+        // Page-locking here would hold the region for ~0.45 s per fresh GB (16.7 GB of a
+        // 32 GiB partition: 6.7 s measured on the H200); the bounce buffers send it at copy
+        // speed, and a later region registers it in pieces while its kernels run
+        // (`pin_unpinned`).
+        let gpu = &self.gpu;
+        let mut p = stage::stage(
             gpu,
-            g1(dev.as_ref().map(|d| &d.h), h_host),
-            &part.abc[0],
-            m - 1,
-            false,
-            &mut run!("msm_h"),
+            gpu.stream(),
+            asg,
+            shape.lg,
+            path,
+            bounce,
+            "upload",
+            &mut || false,
         )?;
-        end_phase("msm_h")?;
-        // The H MSM (the region's longest work) is queued and the host has nothing to do
-        // until L's scalar counts: the registration staging left for later goes here,
-        // piece by piece until the compute stream runs dry, where it delays no kernel
-        // (later partitions refill the same vectors and copy from page-locked memory).
+        if !self.opts.prestage {
+            report
+                .fallbacks
+                .push("uploads inside the kernel region: pre-staging switched off".into());
+        }
+        report.merge(std::mem::take(&mut p.report));
+        Ok((Box::new(p), hold))
+    }
+
+    /// Whether a region page-locks, behind its H MSM, what staging left unregistered (and
+    /// within which budget; None: all of it).
+    fn register_behind_h(&self) -> Option<Option<Duration>> {
         let at = self.opts.register_at;
-        if at != RegisterAt::Staging
+        let later = at != RegisterAt::Staging
             && self.opts.prestage
-            && self.opts.host_path == HostPath::Register
-        {
-            let budget = (at == RegisterAt::Auto)
-                .then(|| Duration::from_millis(self.opts.register_budget_ms));
-            stage::pin_unpinned(gpu, asg, budget, report);
-        }
-        let n_aux = asg.aux_assignment.len();
-        let l = msm_batched::<G1>(
-            gpu,
-            g1(dev.as_ref().map(|d| &d.l), &srs.l),
-            &part.aux,
-            lens.l,
-            true,
-            &mut run!("msm_l"),
-        )?;
-        end_phase("msm_l")?;
+            && self.opts.host_path == HostPath::Register;
+        later.then(|| {
+            (at == RegisterAt::Auto).then(|| Duration::from_millis(self.opts.register_budget_ms))
+        })
+    }
 
-        let inputs = &asg.input_assignment;
-        let (a_scalars, up) = gather(
-            gpu,
-            &part.aux,
-            n_aux,
-            &part.a_words,
-            asg.a_aux_density.count_ones(),
-            inputs,
-        )?;
-        report.add_transfer("msm_a", Direction::HostToDevice, up, false);
-        let a = msm_batched::<G1>(
-            gpu,
-            g1(dev.as_ref().map(|d| &d.a), &srs.a),
-            &a_scalars,
-            lens.a,
-            true,
-            &mut run!("msm_a"),
-        )?;
-        drop(a_scalars);
-        end_phase("msm_a")?;
-
-        let b_inputs: Vec<Fr> = asg
-            .b_input_density
-            .iter_ones()
-            .filter_map(|i| inputs.get(i).copied())
-            .collect();
-        let (b_scalars, up) = gather(
-            gpu,
-            &part.aux,
-            n_aux,
-            &part.b_words,
-            asg.b_aux_density.count_ones(),
-            &b_inputs,
-        )?;
-        report.add_transfer("msm_b_g1", Direction::HostToDevice, up, false);
-        let b1 = msm_batched::<G1>(
-            gpu,
-            g1(dev.as_ref().map(|d| &d.b_g1), &srs.b_g1),
-            &b_scalars,
-            lens.b,
-            true,
-            &mut run!("msm_b_g1"),
-        )?;
-        end_phase("msm_b_g1")?;
-        let b2_bases = match dev.as_ref() {
-            Some(d) => Bases::Device(&d.b_g2),
-            None => Bases::Host(bytes_of(&srs.b_g2)),
-        };
-        let b2 = msm_batched::<G2>(
-            gpu,
-            b2_bases,
-            &b_scalars,
-            lens.b,
-            true,
-            &mut run!("msm_b_g2"),
-        )?;
-        end_phase("msm_b_g2")?;
-        drop(bounce_guard);
-
-        // The one host synchronisation of the proof, on an event: a pageable download that
-        // waited for the kernels instead would hold the driver's staging path, and the
-        // other worker's staging copies would wait behind it (measured at 2 KiB: staging
-        // 290 ms beside a region instead of 25 ms).
-        let t_dl = Instant::now();
-        gpu.record(s)?
-            .synchronize()
-            .map_err(|e| gpu.err("waiting for the proof's kernels", e))?;
-        hm.mark("synced");
-        let (h_bytes, l_bytes, a_bytes) =
-            (h.download_bytes(), l.download_bytes(), a.download_bytes());
-        let (b1_bytes, b2_bytes) = (b1.download_bytes(), b2.download_bytes());
-        let h: G1Projective = h.resolve(gpu)?;
-        let l: G1Projective = l.resolve(gpu)?;
-        let a: G1Projective = a.resolve(gpu)?;
-        let b1: G1Projective = b1.resolve(gpu)?;
-        let b2: G2Projective = b2.resolve(gpu)?;
-        report.host_syncs += 1;
-        let pts = h_bytes + l_bytes + a_bytes + b1_bytes + b2_bytes;
-        report.add_transfer("result", Direction::DeviceToHost, pts as u64, false);
-
-        if gpu.probing() {
-            log_kernel_steps(gpu.name(), &gpu.take_probe_sums()?);
-        }
-
-        // Device-event phase times, now that everything completed.
-        let mut prev = &wait0;
-        for (name, e) in &marks {
-            let ms = prev.elapsed_ms(e).map_err(|e| gpu.err("event timing", e))?;
-            report.add_phase(name, Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3));
-            prev = e;
-        }
-        if let Some((s0, s1)) = &part.copy_events {
-            if let Ok(ms) = s0.elapsed_ms(s1) {
-                report.add_phase(
-                    "stage_copy",
-                    Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3),
-                );
-            }
-        }
-        report.add_phase("result_wait", t_dl.elapsed());
-        let t_tail = Instant::now();
-        // Everything that read the staged buffers has completed. Freeing them waits for
-        // `release_finished`, after the caller's kernel lock; a finished partition still
-        // counts against the budget until then. (The host registrations stay with the
-        // assignment, filprove_groth16::recycle.)
-        part.mark_completed();
+    /// A partition whose proof completed: freeing its buffers waits for
+    /// `release_finished`, after the caller's kernel lock; it still counts against the
+    /// budget until then. (The host registrations stay with the assignment,
+    /// filprove_groth16::recycle.) The region's working memory is released now.
+    fn retire(&self, part: Box<StagedPartition>, part_hold: Reservation, work_hold: Reservation) {
         {
             let mut finished = lock(&self.finished);
             // Bounded for callers that never release: at most staging_slots + 1 wait here
@@ -647,23 +478,6 @@ impl CudaBackend {
             finished.push((part, part_hold));
         }
         drop(work_hold);
-        report.add_phase("region_tail", t_tail.elapsed());
-        report.add_phase("region", t_region.elapsed());
-        hm.mark("end");
-        log::debug!(
-            "{}: region host marks (ms from the region lock request; a phase's mark: its work queued): {}",
-            gpu.name(),
-            hm.render()
-        );
-        drop(region);
-        let msm = MsmResults {
-            h,
-            l,
-            a,
-            b_g1: b1,
-            b_g2: b2,
-        };
-        Ok(assemble(&srs.vk, input.randomness, &msm))
     }
 
     fn oom(&self, needed: u64) -> ProveError {
@@ -676,68 +490,6 @@ impl CudaBackend {
                 .saturating_sub(st.resident.bytes() + st.reserved),
         }
     }
-}
-
-/// [prefix..., aux[i] for every set bit i of the density words] as a new device vector;
-/// also returns the host bytes uploaded (the prefix).
-/// One log line with the time of every kernel step of a proof, summed per step name
-/// ([`CudaOptions::step_timings`]; the steps are marked by `Gpu::probe`).
-fn log_kernel_steps(device: &str, sums: &[(&'static str, f64, u32)]) {
-    let text: Vec<String> = sums
-        .iter()
-        .map(|(l, ms, n)| format!("{l}={ms:.2}ms/{n}"))
-        .collect();
-    log::info!("{device}: kernel steps {}", text.join(" "));
-}
-
-pub fn gather(
-    gpu: &Gpu,
-    aux: &CudaSlice<u8>,
-    n_aux: usize,
-    words: &CudaSlice<u64>,
-    count: usize,
-    prefix: &[Fr],
-) -> Result<(CudaSlice<u8>, u64), ProveError> {
-    let total = prefix.len() + count;
-    let mut out = gpu.alloc::<u8>(total.max(1) * 32)?;
-    let s = gpu.stream();
-    if !prefix.is_empty() {
-        let mut head = out.slice_mut(0..prefix.len() * 32);
-        s.memcpy_htod(bytes_of(prefix), &mut head)
-            .map_err(|e| gpu.err("upload inputs", e))?;
-    }
-    let up = (prefix.len() * 32) as u64;
-    let nbits = n_aux.min(words.len() * 64);
-    if count == 0 || nbits == 0 {
-        return Ok((out, up));
-    }
-    let nwords = words.len();
-    let mut pop = gpu.alloc::<u32>(nwords)?;
-    let mut pre = gpu.alloc::<u32>(nwords)?;
-    let nw32 = nwords as u32;
-    // SAFETY: signatures as in scalars.cu; pop/pre hold nwords u32, out holds total Fr.
-    unsafe {
-        s.launch_builder(gpu.func("density_popcount")?)
-            .arg(words)
-            .arg(&nw32)
-            .arg(&mut pop)
-            .launch(cfg(blocks(nwords, 256), 256, 0))
-    }
-    .map_err(|e| gpu.err("density_popcount", e))?;
-    msm::scan_u32(gpu, &pop, &mut pre, nwords)?;
-    let nbits32 = nbits as u32;
-    let mut tail = out.slice_mut(prefix.len() * 32..);
-    unsafe {
-        s.launch_builder(gpu.func("density_gather")?)
-            .arg(aux)
-            .arg(words)
-            .arg(&pre)
-            .arg(&nbits32)
-            .arg(&mut tail)
-            .launch(cfg(blocks(nbits, 256), 256, 0))
-    }
-    .map_err(|e| gpu.err("density_gather", e))?;
-    Ok((out, up))
 }
 
 impl Backend for CudaBackend {

@@ -23,6 +23,7 @@ pub mod ntt;
 pub mod options;
 pub mod pinned;
 pub mod plan;
+mod region;
 pub mod resident;
 pub mod stage;
 pub mod synth;
