@@ -173,12 +173,18 @@ impl CudaBackend {
         Ok(())
     }
 
-    /// The parameter set's key, lengths and device copy (when resident).
-    fn lookup(&self, srs: &Srs) -> (u64, Lens, Option<Arc<DeviceSrs>>) {
+    /// The parameter set's key, lengths and device copy (when resident). A set without
+    /// its host sections must be held here ([`Backend::hold_parameters`]).
+    fn lookup(&self, srs: &Srs) -> Result<(u64, Lens, Option<Arc<DeviceSrs>>), ProveError> {
         let key = srs_key(srs);
         let dev = lock(&self.state).resident.get(key);
+        if dev.is_none() && !srs.has_sections() {
+            return Err(ProveError::ParametersOffHost {
+                backend: self.gpu.name().to_string(),
+            });
+        }
         let lens = dev.as_ref().map_or_else(|| Lens::of(srs), |d| d.lens);
-        (key, lens, dev)
+        Ok((key, lens, dev))
     }
 
     /// Reserves `bytes`, evicting idle resident parameters if needed.
@@ -216,6 +222,12 @@ impl CudaBackend {
     ) -> Result<Option<Arc<DeviceSrs>>, ProveError> {
         if let Some(d) = lock(&self.state).resident.get(key) {
             return Ok(Some(d));
+        }
+        if !srs.has_sections() {
+            // Held, then evicted since the lookup.
+            return Err(ProveError::ParametersOffHost {
+                backend: self.gpu.name().to_string(),
+            });
         }
         if !plan.resident {
             return Ok(None);
@@ -283,7 +295,7 @@ impl CudaBackend {
         if !self.opts.prestage {
             return Ok((StagedState::Deferred, report));
         }
-        let (_, lens, dev) = self.lookup(srs);
+        let (_, lens, dev) = self.lookup(srs)?;
         let shape = Self::shape_of(srs, &lens, asg)?;
         let plan = self.plan(shape)?;
         if plan.staging_slots == 0 {
@@ -365,7 +377,7 @@ impl CudaBackend {
         let clock = PhaseClock::locked(&self.gpu, requested);
         self.gpu.bind()?;
         let asg = input.assignment;
-        let (key, lens, _) = self.lookup(srs);
+        let (key, lens, _) = self.lookup(srs)?;
         let shape = Self::shape_of(srs, &lens, asg)?;
         let plan = self.plan(shape)?;
         report.peak_device_bytes = report.peak_device_bytes.max(plan.peak());
@@ -554,6 +566,19 @@ impl Backend for CudaBackend {
         };
         let proof = self.prove_region(srs, &input, staged, &mut report)?;
         Ok((proof, report))
+    }
+
+    fn hold_parameters(&self, full: &Srs, vk_only: &Srs) -> bool {
+        let held = lock(&self.state)
+            .resident
+            .hold(srs_key(full), srs_key(vk_only));
+        if held {
+            log::info!(
+                "{}: parameters held in device memory for good (the host may release them)",
+                self.gpu.name()
+            );
+        }
+        held
     }
 
     fn evict(&self, srs: &Srs) {

@@ -145,11 +145,24 @@ impl DeviceSrs {
 #[derive(Default)]
 pub struct ResidentSet {
     entries: Vec<Arc<DeviceSrs>>,
+    /// Keys held for good ([`ResidentSet::hold`]): never evicted to make room.
+    held: Vec<u64>,
+    /// (key of a set without its sections, key of the full set it stands for).
+    aliases: Vec<(u64, u64)>,
 }
 
 impl ResidentSet {
-    /// The set with `key`, marked most recently used.
+    /// The key `key` stands for (itself unless it is an alias).
+    fn resolve(&self, key: u64) -> u64 {
+        self.aliases
+            .iter()
+            .find(|(alias, _)| *alias == key)
+            .map_or(key, |(_, full)| *full)
+    }
+
+    /// The set with `key` (or the set it is an alias of), marked most recently used.
     pub fn get(&mut self, key: u64) -> Option<Arc<DeviceSrs>> {
+        let key = self.resolve(key);
         let i = self.entries.iter().position(|e| e.key == key)?;
         let e = self.entries.remove(i);
         self.entries.push(e.clone());
@@ -162,22 +175,40 @@ impl ResidentSet {
         self.entries.push(e);
     }
 
-    /// Removes the least recently used set that no proof is using and that has a host
-    /// copy; returns its bytes.
+    /// Holds the resident set `key` for good and makes `alias` (the key of the same set
+    /// without its host sections) find it. False, with nothing changed, when `key` is not
+    /// resident.
+    pub fn hold(&mut self, key: u64, alias: u64) -> bool {
+        if !self.entries.iter().any(|e| e.key == key) {
+            return false;
+        }
+        if !self.held.contains(&key) {
+            self.held.push(key);
+        }
+        self.aliases.retain(|(a, _)| *a != alias);
+        self.aliases.push((alias, key));
+        true
+    }
+
+    /// Removes the least recently used set that no proof is using, that has a host copy
+    /// and that is not held; returns its bytes.
     pub fn evict_one(&mut self) -> Option<u64> {
-        let i = self
-            .entries
-            .iter()
-            .position(|e| Arc::strong_count(e) == 1 && !e.device_only)?;
+        let i = self.entries.iter().position(|e| {
+            Arc::strong_count(e) == 1 && !e.device_only && !self.held.contains(&e.key)
+        })?;
         Some(self.entries.remove(i).bytes())
     }
 
-    /// Removes the set with `key` when no proof is using it; returns its bytes.
+    /// Removes the set with `key` (or the set it is an alias of) when no proof is using
+    /// it, held or not; returns its bytes.
     pub fn remove(&mut self, key: u64) -> Option<u64> {
+        let key = self.resolve(key);
         let i = self
             .entries
             .iter()
             .position(|e| e.key == key && Arc::strong_count(e) == 1)?;
+        self.held.retain(|k| *k != key);
+        self.aliases.retain(|(_, full)| *full != key);
         Some(self.entries.remove(i).bytes())
     }
 

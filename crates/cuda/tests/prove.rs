@@ -205,6 +205,47 @@ fn every_switch_combination_gives_the_cpu_proof() {
     assert!(!report.fallbacks.is_empty(), "{report:?}");
 }
 
+/// A held parameter set proves from the verifying key alone (the engine's host copy once
+/// released) with the bytes of the full set; not held, or evicted, the verifying key alone
+/// is a typed error, never an upload of empty sections.
+#[test]
+fn held_parameters_prove_without_their_host_sections() {
+    let Some(_) = common::gpu("held_parameters_prove_without_their_host_sections") else {
+        return;
+    };
+    let cpu = CpuBackend::new(Some(2)).unwrap();
+    let mut rng = common::rng("held");
+    let mk = |rng: &mut rand_chacha::ChaCha8Rng| Mix::random(rng, 20_000, 5_000);
+    let srs = generate_parameters(mk(&mut rng), &mut rng).unwrap();
+    let vk_only = srs.verifying_key_only();
+    let asg = ProvingAssignment::synthesize(mk(&mut rng)).unwrap();
+    let input = ProofInput {
+        assignment: &asg,
+        randomness: Randomness::random(&mut rng),
+    };
+    let want = cpu.prove(&srs, &[input]).unwrap()[0].to_bytes();
+    let backend = CudaBackend::new(0).unwrap();
+    let off_host = |r: Result<_, ProveError>| {
+        matches!(r, Err(ProveError::ParametersOffHost { .. }))
+    };
+    // Not resident yet: nothing to hold, and the verifying key alone cannot prove.
+    assert!(!backend.hold_parameters(&srs, &vk_only));
+    assert!(off_host(backend.prove(&vk_only, &[input]).map(|_| ())));
+    // The CPU needs the sections: a typed error.
+    assert!(cpu.prove(&vk_only, &[input]).is_err());
+    // Resident after a proof; held, the verifying key alone gives the same bytes, staged too.
+    assert_eq!(backend.prove(&srs, &[input]).unwrap()[0].to_bytes(), want);
+    assert!(backend.hold_parameters(&srs, &vk_only));
+    assert_eq!(backend.prove(&vk_only, &[input]).unwrap()[0].to_bytes(), want);
+    let staged = backend.stage(&vk_only, &asg).unwrap();
+    let (proof, _) = backend.prove_staged(&vk_only, input, staged).unwrap();
+    assert_eq!(proof.to_bytes(), want);
+    // Evicted through the verifying key alone: gone for both.
+    backend.evict(&vk_only);
+    assert!(off_host(backend.prove(&vk_only, &[input]).map(|_| ())));
+    assert_eq!(backend.prove(&srs, &[input]).unwrap()[0].to_bytes(), want);
+}
+
 /// Registration in the region: a fresh assignment is staged through the bounce buffers
 /// and its vectors are registered inside its own kernel regions (behind the queued H MSM,
 /// until the kernels are done); once all is page-locked, it registers nothing. The default

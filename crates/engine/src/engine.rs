@@ -12,7 +12,7 @@ use filprove_groth16::Backend;
 use crate::job::{JobOutcome, JobReport, JobStatus, Priority, ProofJob, RequestKey};
 use crate::memory::{Budgets, HostMemory};
 use crate::sched::Scheduler;
-use crate::srs::{SrsLoader, SrsManager};
+use crate::srs::{EvictOutcome, SrsLoader, SrsManager};
 pub use crate::status::{DeviceStatus, DrainReport, EngineStatus, QueueStatus, Submitted};
 use crate::tracker::{JobEntry, Reuse};
 use crate::{metrics::Metrics, workers, EngineError};
@@ -53,6 +53,12 @@ pub struct EngineConfig {
     /// Kept assignments that no synthesis refilled for this long are freed (`None`: kept
     /// until a partition needs the memory).
     pub reused_partition_buffers_idle: Option<Duration>,
+    /// Once every device holds a circuit's parameters in its own memory for good
+    /// ([`filprove_groth16::Backend::hold_parameters`]), the host keeps the verifying key
+    /// alone (a 32 GiB PoRep set: 44 GiB of host memory freed). A device that loses them
+    /// (an explicit eviction) makes the next proof read the file again. Off: the host copy
+    /// stays (a CPU backend never holds parameters, so it always does).
+    pub release_host_parameters: bool,
 }
 
 impl Default for EngineConfig {
@@ -66,6 +72,7 @@ impl Default for EngineConfig {
             max_retained_jobs: 10_000,
             reused_partition_buffers: None,
             reused_partition_buffers_idle: Some(Duration::from_secs(300)),
+            release_host_parameters: true,
         }
     }
 }
@@ -140,6 +147,8 @@ pub(crate) struct Shared {
     /// (PoSt) and the CPU prover use: a PoSt synthesis never queues behind a PoRep
     /// partition's challenges. `None` without an express worker.
     pub bulk_pool: Option<rayon::ThreadPool>,
+    /// [`EngineConfig::release_host_parameters`].
+    pub release_host_parameters: bool,
     jobs: Mutex<JobTable>,
     max_retained: usize,
     started: Instant,
@@ -318,6 +327,7 @@ impl Engine {
             metrics: Metrics::new()?,
             reaper: Reaper::default(),
             bulk_pool: config.express_worker.then(bulk_pool).flatten(),
+            release_host_parameters: config.release_host_parameters,
             jobs: Mutex::new(JobTable {
                 by_id: HashMap::new(),
                 finished: VecDeque::new(),
@@ -361,6 +371,19 @@ impl Engine {
     /// The parameter residency manager (preload, evict, status).
     pub fn srs(&self) -> &Arc<SrsManager> {
         &self.shared.srs
+    }
+
+    /// Evicts `circuit_id`'s parameters from host memory ([`SrsManager::evict`]) and from
+    /// every device that is not proving with them now.
+    pub fn evict_parameters(&self, circuit_id: &str) -> EvictOutcome {
+        let resident = self.shared.srs.resident(circuit_id);
+        let outcome = self.shared.srs.evict(circuit_id);
+        if let Some(srs) = resident {
+            for d in &self.shared.devices {
+                d.backend.evict(&srs);
+            }
+        }
+        outcome
     }
 
     /// Queues `job`. `key` names the request (`None` or an empty id: the engine makes up

@@ -45,6 +45,8 @@ pub struct Metrics {
     pub twin_fallbacks: IntCounter,
     /// Jobs proved a second time, by `kind`.
     pub proof_retries: IntCounterVec,
+    /// Host bytes of parameter sections released because every device holds them.
+    pub srs_host_released: IntCounter,
     /// Seconds per completed job in each `stage`, by `kind`.
     pub stage_duration: HistogramVec,
     /// Seconds from submission to a verified proof, per completed job, by `kind`.
@@ -167,6 +169,12 @@ impl Metrics {
                 "filprove_proof_retries_total",
                 "Jobs proved a second time after a failed verification or prove error.",
                 |o| IntCounterVec::new(o, &["kind"]),
+            )?,
+            srs_host_released: family(
+                &r,
+                "filprove_srs_host_released_bytes_total",
+                "Host bytes of parameter proving sections released because every device holds them (engine.release_host_parameters).",
+                IntCounter::with_opts,
             )?,
             stage_duration: family(
                 &r,

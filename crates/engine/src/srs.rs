@@ -367,6 +367,50 @@ impl SrsManager {
             });
     }
 
+    /// The resident copy of `circuit_id`, if any (no ref taken).
+    pub fn resident(&self, circuit_id: &str) -> Option<Arc<Srs>> {
+        match &self.lock().get(circuit_id)?.residency {
+            Residency::Resident(srs) => Some(srs.clone()),
+            Residency::Loading | Residency::Cold => None,
+        }
+    }
+
+    /// Releases the host copy of `circuit_id`'s proving sections when `hold` (asked with
+    /// the full set and its verifying-key-only twin) says every device holds them: the
+    /// entry then keeps the verifying key alone, and the sections' memory goes when the
+    /// last user of the full copy finishes. Returns the bytes released (0 when nothing
+    /// changed: not resident, already released, suspect, or not held everywhere).
+    pub fn release_host_sections(
+        &self,
+        circuit_id: &str,
+        hold: impl Fn(&Srs, &Srs) -> bool,
+    ) -> u64 {
+        let mut entries = self.lock();
+        let Some(e) = entries.get_mut(circuit_id) else {
+            return 0;
+        };
+        let Residency::Resident(full) = &e.residency else {
+            return 0;
+        };
+        if e.stale || !full.has_sections() {
+            return 0;
+        }
+        let vk_only = full.verifying_key_only();
+        if !hold(full, &vk_only) {
+            return 0;
+        }
+        let released = e.size_bytes.saturating_sub(srs_size_bytes(&vk_only));
+        e.size_bytes = srs_size_bytes(&vk_only);
+        e.residency = Residency::Resident(Arc::new(vk_only));
+        tracing::info!(
+            circuit_id,
+            released_bytes = released,
+            in_use = e.refs,
+            "parameters' proving sections released from host memory: every device holds them"
+        );
+        released
+    }
+
     /// Drops `circuit_id` from memory and unpins it. A set in use stays until its last user
     /// finishes (a new user meanwhile shares it rather than loading a second copy); the
     /// memory goes then.

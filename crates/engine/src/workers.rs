@@ -327,6 +327,9 @@ pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize, worker: usize) {
                     .partitions
                     .with_label_values(&[job.kind, "proved"])
                     .inc();
+                if shared.release_host_parameters {
+                    release_host_parameters(&shared, &job.circuit_id);
+                }
                 if let Some(all) = job.record_proof(attempt, partition, proof) {
                     finalize(&shared, &job, &all);
                 }
@@ -334,6 +337,10 @@ pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize, worker: usize) {
             Ok(Err(e)) => {
                 job.partition_dropped();
                 tracing::warn!(job = %job.id, partition, device = %dev.name, code = e.code(), error = %e, "prove failed");
+                if matches!(e, filprove_groth16::ProveError::ParametersOffHost { .. }) {
+                    // The device lost the set the host had released: read it again.
+                    shared.srs.invalidate(&job.circuit_id);
+                }
                 retry_or_fail(&shared, &job, EngineError::prove(&dev.name, &e));
             }
             Err(p) => {
@@ -346,6 +353,23 @@ pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize, worker: usize) {
                 retry_or_fail(&shared, &job, e);
             }
         }
+    }
+}
+
+/// Releases the host copy of `circuit_id`'s proving sections once every device holds
+/// them (EngineConfig::release_host_parameters).
+fn release_host_parameters(shared: &Shared, circuit_id: &str) {
+    let released = shared.srs.release_host_sections(circuit_id, |full, vk_only| {
+        shared
+            .devices
+            .iter()
+            .all(|d| d.backend.hold_parameters(full, vk_only))
+    });
+    if released > 0 {
+        shared
+            .metrics
+            .srs_host_released
+            .inc_by(released);
     }
 }
 

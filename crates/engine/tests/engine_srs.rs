@@ -152,3 +152,40 @@ fn a_set_that_failed_verification_is_reread_after_its_users_finish() {
     assert_eq!(m.resident_bytes(), 0);
     assert!(!m.invalidate("chain-9"));
 }
+
+#[test]
+fn host_sections_are_released_only_when_every_device_holds_them() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let m = SrsManager::new(loader(calls.clone(), Duration::ZERO), 1 << 30);
+    let (in_flight, _) = m.acquire("chain-9").unwrap();
+    let full_bytes = srs_size_bytes(in_flight.srs());
+
+    // A device that does not hold the set: nothing changes.
+    assert_eq!(m.release_host_sections("chain-9", |_, _| false), 0);
+    assert!(m.resident("chain-9").unwrap().has_sections());
+    assert_eq!(m.release_host_sections("never-seen", |_, _| true), 0);
+
+    // Every device holds it: the entry keeps the verifying key alone.
+    let released = m.release_host_sections("chain-9", |full, vk_only| {
+        assert!(full.has_sections() && !vk_only.has_sections());
+        assert_eq!(full.vk, vk_only.vk);
+        true
+    });
+    let kept = m.resident("chain-9").unwrap();
+    assert!(!kept.has_sections());
+    assert_eq!(released, full_bytes - srs_size_bytes(&kept));
+    assert!(released > 0);
+    assert_eq!(m.resident_bytes(), srs_size_bytes(&kept));
+    // The user that had the full copy keeps it; a new user gets the verifying key alone.
+    assert!(in_flight.srs().has_sections());
+    assert!(!m.acquire("chain-9").unwrap().0.srs().has_sections());
+    // Released once.
+    assert_eq!(m.release_host_sections("chain-9", |_, _| true), 0);
+    drop(in_flight);
+
+    // A device that lost the set: invalidation reads the file again, sections included.
+    assert!(m.invalidate("chain-9"));
+    let (again, _) = m.acquire("chain-9").unwrap();
+    assert!(again.srs().has_sections());
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+}

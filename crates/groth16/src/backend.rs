@@ -115,6 +115,16 @@ pub trait Backend: Send + Sync {
     /// Drops any device copy of `srs` the backend keeps (the SRS manager evicted it).
     fn evict(&self, _srs: &Srs) {}
 
+    /// Keeps this backend's copy of `full`'s proving sections for good (never evicted to
+    /// make room; only [`Backend::evict`] drops it) and, from now on, proves with it when
+    /// given `vk_only` (the same set without its sections, [`Srs::verifying_key_only`]).
+    /// False, with nothing changed, when the backend needs the host's sections: the CPU
+    /// (the default), or a device that does not hold the set yet. The caller releases the
+    /// host's sections only when every device said true.
+    fn hold_parameters(&self, _full: &Srs, _vk_only: &Srs) -> bool {
+        false
+    }
+
     /// (free, total) device memory in bytes, for status reports; `None` on the CPU.
     fn device_memory(&self) -> Option<(u64, u64)> {
         None

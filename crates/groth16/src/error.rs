@@ -155,6 +155,14 @@ pub enum ProveError {
     /// Invalid request (e.g. no assignments).
     #[error("invalid proving request: {0}")]
     Invalid(String),
+    /// The parameters came without their proving sections (the host released them once
+    /// every device held them) and this backend does not hold them (any more): the caller
+    /// reads the parameters again.
+    #[error("parameters without their proving sections, which {backend} does not hold")]
+    ParametersOffHost {
+        /// Backend name.
+        backend: String,
+    },
 }
 
 impl ProveError {
@@ -166,6 +174,7 @@ impl ProveError {
             Self::DeviceOutOfMemory { .. } => "device_out_of_memory",
             Self::Device { .. } => "device_error",
             Self::Invalid(_) => "prove_invalid",
+            Self::ParametersOffHost { .. } => "parameters_off_host",
         }
     }
 }

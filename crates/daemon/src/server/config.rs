@@ -107,6 +107,10 @@ pub struct EngineSection {
     /// Seconds a kept buffer may wait for a synthesis before it is freed; 0: kept until a
     /// partition needs the memory.
     pub reused_partition_buffers_idle_secs: u64,
+    /// Release the host copy of a circuit's parameter sections once every GPU holds them
+    /// (a 32 GiB PoRep set frees 44 GiB of host memory); a GPU that loses them makes the
+    /// next proof read the file again.
+    pub release_host_parameters: bool,
 }
 
 impl Default for EngineSection {
@@ -120,6 +124,7 @@ impl Default for EngineSection {
             nvml_sample_ms: 100,
             reused_partition_buffers: None,
             reused_partition_buffers_idle_secs: 300,
+            release_host_parameters: true,
         }
     }
 }

@@ -425,7 +425,7 @@ impl ProvingEngine for ProvingService {
     ) -> Result<Response<pb::EvictSrsResponse>, Status> {
         let id =
             normalize_circuit_id(&request.into_inner().circuit_id).map_err(|e| to_status(&e))?;
-        let out = self.engine.srs().evict(&id);
+        let out = self.engine.evict_parameters(&id);
         Ok(Response::new(pb::EvictSrsResponse {
             was_loaded: out.was_loaded,
             freed_bytes: out.freed_bytes,

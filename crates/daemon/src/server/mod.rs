@@ -114,6 +114,7 @@ pub fn engine_config(c: &Config) -> anyhow::Result<EngineConfig> {
         reused_partition_buffers: c.engine.reused_partition_buffers,
         reused_partition_buffers_idle: (c.engine.reused_partition_buffers_idle_secs > 0)
             .then(|| Duration::from_secs(c.engine.reused_partition_buffers_idle_secs)),
+        release_host_parameters: c.engine.release_host_parameters,
     })
 }
 

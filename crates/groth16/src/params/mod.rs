@@ -44,6 +44,32 @@ pub struct Srs {
     pub b_g2: Vec<G2Affine>,
 }
 
+impl Srs {
+    /// The same parameter set without its proving sections (h, l, a, b_g1, b_g2): the
+    /// verifying key alone. An engine keeps this on the host once every device holds the
+    /// sections for good ([`crate::Backend::hold_parameters`]); a backend that is given it
+    /// and does not hold the sections answers [`crate::ProveError::ParametersOffHost`].
+    pub fn verifying_key_only(&self) -> Srs {
+        Srs {
+            vk: self.vk.clone(),
+            h: Vec::new(),
+            l: Vec::new(),
+            a: Vec::new(),
+            b_g1: Vec::new(),
+            b_g2: Vec::new(),
+        }
+    }
+
+    /// Whether the proving sections are here (false for [`Srs::verifying_key_only`]).
+    pub fn has_sections(&self) -> bool {
+        !(self.h.is_empty()
+            && self.l.is_empty()
+            && self.a.is_empty()
+            && self.b_g1.is_empty()
+            && self.b_g2.is_empty())
+    }
+}
+
 mod bellperson_compat;
 mod digest;
 mod header;
