@@ -15,7 +15,7 @@ use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use filprove_cuda::gpu::{blocks, cfg};
 use filprove_cuda::msm::{self, G1, G2};
-use filprove_cuda::msm_affine::{LeftoverReduce, MsmTuning};
+use filprove_cuda::msm::{LeftoverReduce, MsmTuning};
 use filprove_cuda::ntt::{NttKind, NttPlan};
 use filprove_cuda::synth::{self, SynthCurve};
 use filprove_cuda::{field, Gpu};

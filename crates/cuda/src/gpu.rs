@@ -30,7 +30,7 @@ pub struct Gpu {
     /// Pinned landing place for [`Gpu::read_counts`] (allocated on first use).
     counts_host: std::sync::Mutex<Option<PinnedHostSlice<u32>>>,
     /// How this device's MSMs run.
-    msm: crate::msm_affine::MsmTuning,
+    msm: crate::msm::MsmTuning,
 }
 
 /// Kernel names per module (must match the `extern "C"` names in kernels/*.cu).
@@ -250,7 +250,7 @@ impl Gpu {
                 funcs.insert(n.to_string(), f);
             }
         }
-        crate::msm_affine::prepare(&funcs).map_err(|e| {
+        crate::msm::prepare(&funcs).map_err(|e| {
             unavailable(format!(
                 "batch-affine level kernel: shared memory limit: {}",
                 describe(&e)
@@ -269,7 +269,7 @@ impl Gpu {
             funcs,
             name: format!("cuda:{ordinal} {name}"),
             probes: std::sync::Mutex::new(None),
-            msm: crate::msm_affine::MsmTuning::PRODUCTION,
+            msm: crate::msm::MsmTuning::PRODUCTION,
             counts_host: std::sync::Mutex::new(None),
         })
     }
@@ -348,13 +348,13 @@ impl Gpu {
     }
 
     /// This device with MSMs run as `tuning` says.
-    pub fn with_msm_tuning(mut self, tuning: crate::msm_affine::MsmTuning) -> Self {
+    pub fn with_msm_tuning(mut self, tuning: crate::msm::MsmTuning) -> Self {
         self.msm = tuning;
         self
     }
 
     /// How this device's MSMs run.
-    pub fn msm_tuning(&self) -> crate::msm_affine::MsmTuning {
+    pub fn msm_tuning(&self) -> crate::msm::MsmTuning {
         self.msm
     }
 

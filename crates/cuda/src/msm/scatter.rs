@@ -5,22 +5,22 @@
 //! - binned (kernels/bin_scatter.cuh): one window per group, atomics in shared memory and
 //!   per block and bin in global memory. On the H200 the atomics with return bounded the
 //!   direct scatter of the 2^27 MSM; binned, its scatter took 76 instead of 128 ms. Used
-//!   from 2^22 entries ([`crate::msm_affine::MsmTuning::BINNED_MIN`]).
+//!   from 2^22 entries ([`super::MsmTuning::BINNED_MIN`]).
 
 use cudarc::driver::{CudaSlice, CudaView, LaunchArgs, PushKernelArg};
 use filprove_groth16::ProveError;
 
+use super::{launch_err, scan_u32, windows};
 use crate::gpu::{blocks, cfg, Gpu};
-use crate::msm::{launch_err, scan_u32};
 
 /// Buckets per bin of the binned scatter (1 << BIN_SHIFT in bin_scatter.cuh).
-pub(crate) const BIN: usize = 1 << 11;
+const BIN: usize = 1 << 11;
 /// Threads per block of msm_bin_scatter (BIN_THREADS).
 const BIN_THREADS: usize = 512;
 /// Entries per thread of msm_bin_scatter (its template argument PER).
 const BIN_PER_THREAD: usize = 8;
 /// The bin pass's kernel.
-pub(crate) const BIN_SCATTER: &str = "msm_bin_scatter";
+const BIN_SCATTER: &str = "msm_bin_scatter";
 /// Pairs per block of msm_bin_count / msm_bin_place (PLACE_THREADS x PLACE_PER_THREAD).
 const PLACE_TILE: usize = 512 * 16;
 /// Shared bytes of msm_bin_count / msm_bin_place (PLACE_KEYS words).
@@ -28,13 +28,13 @@ const PLACE_SHARED: u32 = 8192 * 4;
 
 /// A window group's entries in bucket order: `sorted` holds "base index | sign << 31"
 /// bucket after bucket, bucket k's from offsets[k] (nb + 1 offsets).
-pub(crate) struct Scattered {
+pub(super) struct Scattered {
     pub offsets: CudaSlice<u32>,
     pub sorted: CudaSlice<u32>,
 }
 
 /// The scalars of one MSM as the digit passes read them.
-pub(crate) struct Digits<'a> {
+pub(super) struct Digits<'a> {
     gpu: &'a Gpu,
     /// Kernel name prefix of the direct passes ("g1", "g2").
     prefix: &'static str,
@@ -101,7 +101,7 @@ impl<'a> Digits<'a> {
             binned,
             c,
             b: 1 << (c - 1),
-            windows: crate::msm::windows(c),
+            windows: windows(c),
         })
     }
 
