@@ -48,7 +48,6 @@ const KERNELS: &[(&str, &[&str])] = &[
             "ntt_scale_table",
             "ntt_scale_const",
             "h_pointwise",
-            "fr_test_op",
         ],
     ),
     (
@@ -60,6 +59,11 @@ const KERNELS: &[(&str, &[&str])] = &[
             "density_popcount",
             "density_gather",
             "fr_random",
+        ],
+    ),
+    (
+        "msm_scalars",
+        &[
             "classify_scalars",
             "msm_canonical",
             "msm_canonical_planes",
@@ -90,8 +94,9 @@ const KERNELS: &[(&str, &[&str])] = &[
             "synth_compare",
         ],
     ),
+    ("selftest", &["fr_test_op", "fq_test_op", "fq2_test_op"]),
 ];
-const MSM_G1: [&str; 14] = [
+const MSM_G1: [&str; 13] = [
     "g1_msm_count",
     "g1_msm_scatter",
     "g1_msm_chunk_sum",
@@ -105,9 +110,8 @@ const MSM_G1: [&str; 14] = [
     "g1_msm_leftover_heavy_counts",
     "g1_msm_leftover_chunk_sum",
     "g1_msm_leftover_reduce",
-    "fq_test_op",
 ];
-const MSM_G2: [&str; 9] = [
+const MSM_G2: [&str; 8] = [
     "g2_msm_count",
     "g2_msm_scatter",
     "g2_msm_chunk_sum",
@@ -116,7 +120,6 @@ const MSM_G2: [&str; 9] = [
     "g2_msm_bucket_reduce",
     "g2_msm_list_sum",
     "g2_xyzz_reduce",
-    "fq2_test_op",
 ];
 
 fn unavailable(why: String) -> ProveError {

@@ -1,10 +1,10 @@
-//! Batch-affine levels of the G1 bucket sums (kernels/ec/affine_sums.cuh).
+//! Batch-affine levels of the G1 bucket sums (kernels/msm/affine_sums.cuh).
 //!
 //! Each level pairs the points of every bucket and adds each pair in affine coordinates,
 //! the denominators of a block's pairs inverted together: about 6 field products per
 //! addition against the 10 of the mixed XYZZ addition that `msm_chunk_sum` makes. What
 //! the last level leaves of each bucket (about a 2^-levels share of the entries) goes
-//! straight into the bucket reduction's running sums (leftover.rs, kernels/ec/leftover.cuh).
+//! straight into the bucket reduction's running sums (leftover.rs, kernels/msm/leftover.cuh).
 
 use std::collections::HashMap;
 

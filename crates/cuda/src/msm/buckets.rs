@@ -15,7 +15,7 @@ pub(super) enum SumInput<'a, 'b> {
     /// The points the batch-affine levels left, in bucket order.
     Leftover(&'a CudaSlice<u8>),
     /// The same and their bucket offsets, for the heavy buckets alone: the offsets given
-    /// to [`bucket_sums`] number the heavy buckets' points (ec/leftover.cuh).
+    /// to [`bucket_sums`] number the heavy buckets' points (msm/leftover.cuh).
     Heavy(&'a CudaSlice<u8>, &'a CudaSlice<u32>),
 }
 

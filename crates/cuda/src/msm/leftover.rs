@@ -1,5 +1,5 @@
 //! The bucket reduction straight from what the batch-affine levels leave
-//! (kernels/ec/leftover.cuh): the heavy buckets summed first, balanced over the GPU, the
+//! (kernels/msm/leftover.cuh): the heavy buckets summed first, balanced over the GPU, the
 //! others added one by one into the running sums.
 
 use cudarc::driver::{CudaSlice, CudaViewMut, PushKernelArg};

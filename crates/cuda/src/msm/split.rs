@@ -24,7 +24,7 @@ pub(super) fn split_msm<C: Curve>(
     let mut ones = gpu.alloc::<u32>(n)?;
     let mut others = gpu.alloc::<u32>(n)?;
     let n32 = n as u32;
-    // SAFETY: classify_scalars(const Fr*, u32, u32*, u32*, u32*) as in scalars.cu; the
+    // SAFETY: classify_scalars(const Fr*, u32, u32*, u32*, u32*) as in msm_scalars.cu; the
     // lists hold n entries, counts 2.
     unsafe {
         s.launch_builder(gpu.func("classify_scalars")?)

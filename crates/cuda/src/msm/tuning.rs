@@ -15,7 +15,7 @@ pub struct MsmTuning {
     /// (leftover.rs); the others sum it into XYZZ buckets first.
     pub leftover: LeftoverReduce,
     /// Smallest MSM (entries) whose windows are scattered one at a time through bins
-    /// (kernels/bin_scatter.cuh); `usize::MAX`: none.
+    /// (kernels/msm/bin_scatter.cuh); `usize::MAX`: none.
     pub binned_min: usize,
 }
 
