@@ -47,7 +47,7 @@ fn fp_from(b: &[u8]) -> Vec<Fp> {
 
 #[test]
 fn fr_ops_match_blstrs() {
-    let Some(gpu) = common::gpu("fr_ops_match_blstrs") else {
+    let Some(gpu) = common::gpu_selftest("fr_ops_match_blstrs") else {
         return;
     };
     let mut rng = common::rng("fr_ops");
@@ -90,7 +90,7 @@ fn fr_ops_match_blstrs() {
 
 #[test]
 fn fq_ops_match_blstrs() {
-    let Some(gpu) = common::gpu("fq_ops_match_blstrs") else {
+    let Some(gpu) = common::gpu_selftest("fq_ops_match_blstrs") else {
         return;
     };
     let mut rng = common::rng("fq_ops");
@@ -130,7 +130,7 @@ fn fq_ops_match_blstrs() {
 
 #[test]
 fn fq2_ops_match_blstrs() {
-    let Some(gpu) = common::gpu("fq2_ops_match_blstrs") else {
+    let Some(gpu) = common::gpu_selftest("fq2_ops_match_blstrs") else {
         return;
     };
     let mut rng = common::rng("fq2_ops");

@@ -6,13 +6,11 @@
 //! the last level leaves of each bucket (about a 2^-levels share of the entries) goes
 //! straight into the bucket reduction's running sums (leftover.rs, kernels/msm/leftover.cuh).
 
-use std::collections::HashMap;
-
-use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, DriverError, PushKernelArg};
 use filprove_groth16::ProveError;
 
 use crate::gpu::{blocks, cfg, Gpu};
+use crate::kernels::{AFFINE_LEVEL as LEVEL, AFFINE_LEVEL_SHARED_PER_THREAD};
 
 use super::{scan_u32, MsmTuning};
 
@@ -25,29 +23,16 @@ const SLOT_BYTES: usize = FQ_BYTES + 2 * 4 + 1;
 /// Upper bound on the level kernel's resident threads (132 SMs x 1,024), for the scratch
 /// bound.
 const MAX_THREADS: usize = 132 * 1024;
-/// Name of the level kernel.
-const LEVEL: &str = "g1_msm_affine_level";
 
-/// Dynamic shared memory of the level kernel for blocks of `threads` (`AFF_STAGE_BYTES`
-/// in affine_sums.cuh: two buffers of 15 16-byte pieces per thread).
+/// Dynamic shared memory of the level kernel for blocks of `threads` (as much as
+/// `Gpu::open` allows it for a block of its launch bound).
 fn stage_bytes(threads: u32) -> u32 {
-    2 * 15 * threads * 16
+    AFFINE_LEVEL_SHARED_PER_THREAD * threads
 }
 
 /// The level kernel's block size: its launch bound (`AFF_THREADS` in affine_sums.cuh).
 fn level_threads(f: &CudaFunction) -> Result<u32, DriverError> {
     Ok(f.max_threads_per_block()?.max(32) as u32)
-}
-
-/// Allows the level kernel its dynamic shared memory (at module load, `Gpu::new`).
-pub(crate) fn prepare(funcs: &HashMap<String, CudaFunction>) -> Result<(), DriverError> {
-    if let Some(f) = funcs.get(LEVEL) {
-        f.set_attribute(
-            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            stage_bytes(level_threads(f)?) as i32,
-        )?;
-    }
-    Ok(())
 }
 
 /// Upper bound on the points one level leaves from at most `m` points in `nb` buckets:

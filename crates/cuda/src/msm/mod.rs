@@ -47,7 +47,6 @@ pub use plan::{window_bits, windows, MAX_WINDOW, MIN_WINDOW};
 pub use scratch::scratch_bytes;
 pub use tuning::{LeftoverReduce, MsmTuning};
 
-pub(crate) use affine::prepare;
 use affine::{run_levels, Leftover};
 use buckets::{bucket_sums, reduce_points, sum_runs, SumInput};
 use launch::launch_err;

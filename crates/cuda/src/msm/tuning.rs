@@ -1,4 +1,7 @@
-//! How the MSMs run: batch-affine levels, leftover reduction and binned scatter.
+//! How the MSMs run: batch-affine levels, leftover reduction and binned scatter, kept
+//! per device.
+
+use crate::gpu::Gpu;
 
 /// How the MSMs run: the batch-affine levels of the G1 bucket sums, the leftover
 /// reduction and the binned scatter. Every setting gives the same sums; production uses
@@ -82,6 +85,20 @@ impl MsmTuning {
         } else {
             0
         }
+    }
+}
+
+impl Gpu {
+    /// This device with MSMs run as `tuning` says.
+    pub fn with_msm_tuning(self, tuning: MsmTuning) -> Self {
+        self.with_setting(tuning)
+    }
+
+    /// How this device's MSMs run ([`MsmTuning::PRODUCTION`] unless set).
+    pub fn msm_tuning(&self) -> MsmTuning {
+        self.setting::<MsmTuning>()
+            .copied()
+            .unwrap_or(MsmTuning::PRODUCTION)
     }
 }
 
