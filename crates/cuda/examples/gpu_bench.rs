@@ -13,12 +13,12 @@ use std::time::Instant;
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
 use cudarc::driver::{CudaSlice, PushKernelArg};
-use filprove_cuda::gpu::{blocks, cfg};
-use filprove_cuda::msm::{self, G1, G2};
-use filprove_cuda::msm::{LeftoverReduce, MsmTuning};
-use filprove_cuda::ntt::{NttKind, NttPlan};
-use filprove_cuda::synth::{self, SynthCurve};
-use filprove_cuda::{field, Gpu};
+use filprove_cuda::testing::msm::{self, G1, G2};
+use filprove_cuda::testing::ntt::{NttKind, NttPlan};
+use filprove_cuda::testing::synth::{self, SynthCurve};
+use filprove_cuda::testing::{blocks, cfg};
+use filprove_cuda::testing::{field, Gpu};
+use filprove_cuda::{LeftoverReduce, MsmTuning};
 use filprove_groth16::ProveError;
 use group::{Curve as _, Group};
 use rand::SeedableRng;
@@ -385,7 +385,7 @@ fn breakdown(gpu: &Gpu, lg: u32, steps: &[&str]) -> Result<(), ProveError> {
     };
     let plan = NttPlan::new(gpu, lg)?;
     if want("ntt") || want("h") {
-        println!("{}", filprove_cuda::ntt::strided_kernel_info(gpu)?);
+        println!("{}", filprove_cuda::testing::ntt::strided_kernel_info(gpu)?);
     }
     if want("ntt") {
         let mut d = random_fr(gpu, n, 1, 0)?;
@@ -401,7 +401,7 @@ fn breakdown(gpu: &Gpu, lg: u32, steps: &[&str]) -> Result<(), ProveError> {
         let mut b = random_fr(gpu, n, 3, 0)?;
         let mut c = random_fr(gpu, n, 4, 0)?;
         step(&format!("H 2^{lg}"), &mut || {
-            filprove_cuda::ntt::compute_h_in_place(gpu, &plan, [&mut a, &mut b, &mut c])
+            filprove_cuda::testing::ntt::compute_h_in_place(gpu, &plan, [&mut a, &mut b, &mut c])
         })?;
     }
     drop(plan);

@@ -5,9 +5,9 @@ mod common;
 use blstrs::{Fp, Fp2, Scalar as Fr};
 use cudarc::driver::PushKernelArg;
 use ff::{Field, PrimeField};
-use filprove_cuda::field::{bytes_of, frs_from_bytes};
-use filprove_cuda::gpu::{blocks, cfg};
-use filprove_cuda::Gpu;
+use filprove_cuda::testing::field::{bytes_of, frs_from_bytes};
+use filprove_cuda::testing::Gpu;
+use filprove_cuda::testing::{blocks, cfg};
 
 fn run_op(gpu: &Gpu, kernel: &str, x: &[u8], y: &[u8], elem: usize, op: u32) -> Vec<u8> {
     let n = x.len() / elem;

@@ -4,7 +4,7 @@
 
 use blstrs::{G1Affine, G1Projective};
 use cudarc::driver::CudaSlice;
-use filprove_cuda::Gpu;
+use filprove_cuda::testing::Gpu;
 use group::Curve;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

@@ -10,11 +10,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use clap::Args;
-use filprove_cuda::options::CudaOptions;
-use filprove_cuda::resident::Lens;
-use filprove_cuda::stage::HostPath;
-use filprove_cuda::workload::{self, WorkloadShape};
+use filprove_cuda::testing::resident::Lens;
+use filprove_cuda::testing::workload::{self, WorkloadShape};
 use filprove_cuda::CudaBackend;
+use filprove_cuda::CudaOptions;
+use filprove_cuda::HostPath;
 use filprove_engine::{
     Engine, EngineConfig, EngineError, JobOutcome, Priority, ProofJob, SrsLoader,
 };
@@ -247,10 +247,10 @@ fn prove_once(
 
 fn download_srs(
     b: &CudaBackend,
-    dev: &filprove_cuda::resident::DeviceSrs,
+    dev: &filprove_cuda::testing::resident::DeviceSrs,
     stub: &Srs,
 ) -> anyhow::Result<Srs> {
-    use filprove_cuda::synth;
+    use filprove_cuda::testing::synth;
     let g = b.gpu();
     Ok(Srs {
         vk: stub.vk.clone(),
@@ -265,7 +265,7 @@ fn download_srs(
 fn summarize(
     mode: &str,
     opts: &CudaOptions,
-    plan: &filprove_cuda::plan::VramPlan,
+    plan: &filprove_cuda::VramPlan,
     reports: &[(ProveReport, Duration)],
 ) -> serde_json::Value {
     let mut phases = serde_json::Map::new();
