@@ -23,7 +23,6 @@ pub mod plan;
 mod resident;
 mod stage;
 mod synth;
-mod workload;
 
 pub use backend::CudaBackend;
 pub use fixed_base::{FixedBaseOptions, GpuFixedBase};
@@ -70,9 +69,5 @@ pub mod testing {
     /// Device-made points and scalars for benchmarks and tests.
     pub mod synth {
         pub use crate::synth::*;
-    }
-    /// The synthetic partition of `synthetic-bench`.
-    pub mod workload {
-        pub use crate::workload::*;
     }
 }

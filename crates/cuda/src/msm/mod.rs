@@ -4,7 +4,9 @@
 //!
 //! All launches go to one stream; the only host synchronisation is reading the result.
 //!
-//! The children import from this root only (`super::`), never from each other by path:
+//! The children import from this root only (`super::`), never from each other by path,
+//! and from the device layer (gpu, field, kernels, pinned); tests/import_graph.rs checks
+//! that they form no circle:
 //! - `curve`: the groups ([`G1`], [`G2`]) and their device sizes;
 //! - `plan`: window widths and launch sizes from the number of points;
 //! - `tuning`: [`MsmTuning`], how the MSMs run;
@@ -55,9 +57,9 @@ use pippenger::pippenger;
 use plan::{chunk_len, group_windows, list_chunk_len, reduce_segments, MAX_CHUNKS};
 use scatter::{Digits, Scattered};
 
-/// sum_i scalars[i] * bases[i] over the first `n` of each, left on the device. With `split`, the scalars are classified on the device first: the points whose
-/// scalar is 1 are summed directly and only the other non-zero scalars go through
-/// Pippenger.
+/// sum_i scalars[i] * bases[i] over the first `n` of each, left on the device. With
+/// `split`, the scalars are classified on the device first: the points whose scalar is 1
+/// are summed directly and only the other non-zero scalars go through Pippenger.
 pub fn msm<C: Curve>(
     gpu: &Gpu,
     bases: &CudaSlice<u8>,

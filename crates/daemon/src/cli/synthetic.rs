@@ -1,5 +1,5 @@
 //! `filprove synthetic-bench`: the GPU path on a workload of one 32 GiB PoRep partition's
-//! exact shape (crates/cuda/src/workload.rs) - per-phase times, bytes and host syncs under
+//! exact shape (crates/bench/src/workload.rs) - per-phase times, bytes and host syncs under
 //! each transfer switch, then N partitions through the engine's pipeline with 1 and 2 GPU
 //! workers. Its parameters come from no setup, so its proofs cannot verify: this measures
 //! speed and memory only, and it is not reachable from the daemon's API.
@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use clap::Args;
+use filprove_bench::workload::{self, WorkloadShape};
 use filprove_cuda::testing::resident::Lens;
-use filprove_cuda::testing::workload::{self, WorkloadShape};
 use filprove_cuda::CudaBackend;
 use filprove_cuda::CudaOptions;
 use filprove_cuda::HostPath;

@@ -13,9 +13,8 @@ use filprove_groth16::{Fr, ProveError, ProvingAssignment, Srs, VerifyingKey};
 use group::{Curve, Group};
 use rayon::prelude::*;
 
-use crate::gpu::Gpu;
-use crate::resident::{DeviceSrs, Lens};
-use crate::synth;
+use filprove_cuda::testing::resident::{DeviceSrs, Lens};
+use filprove_cuda::testing::{synth, Gpu};
 
 /// A partition's shape: row count, variable counts and the share of aux variables dense
 /// in A and in B.

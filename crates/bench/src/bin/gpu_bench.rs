@@ -1,6 +1,6 @@
 //! GPU benchmark: NTT, the H polynomial (7 NTTs + pointwise), G1 and G2 MSMs (uniform
 //! scalars, and the split MSM on a Filecoin-like 0/1 mix) over distinct device-made points
-//! (src/synth.rs; their generation is a row too). Timed with CUDA events after a warm-up;
+//! (filprove-cuda's synth.rs; their generation is a row too). Timed with CUDA events after a warm-up;
 //! the median of several runs. Prints a table last; `--json PATH` writes all rows.
 //!
 //! Usage: gpu_bench [--json PATH] [--quick]   (--quick: small sizes only, for a smoke run)
