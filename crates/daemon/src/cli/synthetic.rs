@@ -10,8 +10,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use clap::Args;
-use filprove_bench::workload::{self, WorkloadShape};
-use filprove_cuda::testing::resident::Lens;
+use filprove_bench::workload::{self, Lens, WorkloadShape};
 use filprove_cuda::CudaBackend;
 use filprove_cuda::CudaOptions;
 use filprove_cuda::HostPath;
@@ -150,7 +149,7 @@ pub fn run(mut args: SyntheticArgs) -> anyhow::Result<()> {
         let b = CudaBackend::with_options(args.device, CudaOptions::default())?;
         let dev = workload::device_srs(b.gpu(), lens, args.seed)?;
         let made = t.elapsed();
-        let srs = download_srs(&b, &dev, &stub)?;
+        let srs = workload::download_srs(b.gpu(), &dev, &stub)?;
         eprintln!(
             "parameters: {:.2} GiB made on the device in {:.1} s, downloaded in {:.1} s",
             lens.bytes() as f64 / (1u64 << 30) as f64,
@@ -243,23 +242,6 @@ fn prove_once(
         staged,
     )?;
     Ok((report, t.elapsed()))
-}
-
-fn download_srs(
-    b: &CudaBackend,
-    dev: &filprove_cuda::testing::resident::DeviceSrs,
-    stub: &Srs,
-) -> anyhow::Result<Srs> {
-    use filprove_cuda::testing::synth;
-    let g = b.gpu();
-    Ok(Srs {
-        vk: stub.vk.clone(),
-        h: synth::download_g1(g, &dev.h, dev.lens.h)?,
-        l: synth::download_g1(g, &dev.l, dev.lens.l)?,
-        a: synth::download_g1(g, &dev.a, dev.lens.a)?,
-        b_g1: synth::download_g1(g, &dev.b_g1, dev.lens.b)?,
-        b_g2: synth::download_g2(g, &dev.b_g2, dev.lens.b)?,
-    })
 }
 
 fn summarize(
