@@ -1,6 +1,6 @@
-// Scalar-side helpers: u32 exclusive scan (bucket offsets, density prefixes), the
-// gather of the witness values whose density bit is set, and random scalars for
-// benchmarks. The MSMs' own scalar passes are in msm/msm_scalars.cu.
+// Scalar-side helpers: u32 exclusive scan (bucket offsets, density prefixes) and the
+// gather of the witness values whose density bit is set. The MSMs' own scalar passes are
+// in msm/msm_scalars.cu.
 #include "ff/bls12_381.cuh"
 
 #define SCAN_BLOCK 1024
@@ -65,33 +65,4 @@ extern "C" __global__ void density_gather(const Fr* src, const unsigned long lon
     if (!((w >> b) & 1ull)) return;
     uint32_t below = __popcll(w & ((1ull << b) - 1ull));
     dst[prefix[i >> 6] + below] = src[i];
-}
-
-__device__ __forceinline__ unsigned long long splitmix64(unsigned long long x) {
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
-// Synthetic scalars for benchmarks (Montgomery form). mode 0: uniform; mode 1: a Filecoin
-// witness mix (51 % zero, 47 % one, 2 % uniform).
-extern "C" __global__ void fr_random(Fr* out, uint32_t n, unsigned long long seed, uint32_t mode) {
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    unsigned long long h = splitmix64(seed ^ ((unsigned long long)i << 20));
-    if (mode == 1) {
-        uint32_t r = (uint32_t)(h % 100);
-        if (r < 51) { out[i] = Fr::zero(); return; }
-        if (r < 98) { out[i] = Fr::one(); return; }
-    }
-    Fr v;
-#pragma unroll
-    for (int k = 0; k < 4; k++) {
-        h = splitmix64(h + k);
-        v.v[2 * k] = (uint32_t)h;
-        v.v[2 * k + 1] = (uint32_t)(h >> 32);
-    }
-    v.v[7] &= 0x7fffffffu;  // < 2^255 < 2r
-    out[i] = Fr::reduce_once(v).to_mont();
 }

@@ -146,8 +146,8 @@ impl Gpu {
         Self::open_with(ordinal, &[])
     }
 
-    /// As [`Gpu::open`], with the field self-test kernels too ([`kernels::SELFTEST`];
-    /// tests only).
+    /// As [`Gpu::open`], with the kernels off the production path too
+    /// ([`kernels::SELFTEST`]: field self-tests, random scalars; tests and gpu_bench only).
     pub fn open_selftest(ordinal: usize) -> Result<Self, ProveError> {
         Self::open_with(ordinal, &[&kernels::SELFTEST])
     }

@@ -53,7 +53,6 @@ pub(crate) const PRODUCTION: &[KernelModule] = &[
             "scan_add",
             "density_popcount",
             "density_gather",
-            "fr_random",
         ],
     },
     KernelModule {
@@ -120,11 +119,12 @@ pub(crate) const PRODUCTION: &[KernelModule] = &[
     },
 ];
 
-/// The field self-test kernels (kernels/selftest.cu), loaded only by tests
+/// The kernels off the production path (kernels/selftest.cu): the field self-tests and
+/// gpu_bench's random scalars, loaded only by tests and gpu_bench
 /// ([`crate::gpu::Gpu::open_selftest`]).
 pub(crate) const SELFTEST: KernelModule = KernelModule {
     name: "selftest",
-    kernels: &["fr_test_op", "fq_test_op", "fq2_test_op"],
+    kernels: &["fr_test_op", "fq_test_op", "fq2_test_op", "fr_random"],
 };
 
 /// The batch-affine level kernel of the G1 MSM (kernels/msm/msm_g1.cu).

@@ -87,7 +87,7 @@ fn run() -> Result<(), ProveError> {
         Some(i) => msm_tuning(args.get(i + 1).map_or("", |s| s.as_str()))?,
         None => MsmTuning::PRODUCTION,
     };
-    let gpu = Gpu::open(0)?.with_msm_tuning(tuning);
+    let gpu = Gpu::open_selftest(0)?.with_msm_tuning(tuning);
     eprintln!("gpu_bench on {} ({tuning:?})", gpu.name());
     if args.iter().any(|a| a == "--breakdown") {
         // --steps ntt,h,g1,g1split,g2: only those steps (A/B builds of one kernel).
