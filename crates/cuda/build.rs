@@ -1,5 +1,6 @@
-//! Compiles `kernels/*.cu` with nvcc into one fatbin per module (SASS for each target
-//! arch plus PTX), embedded by `src/kernels.rs`. Without nvcc the crate still builds,
+//! Compiles every `.cu` under `kernels/` (`kernels/*.cu`, `kernels/msm/*.cu`) with nvcc into
+//! one fatbin per module, named by the file's stem (SASS for each target arch plus PTX),
+//! embedded by `src/kernels.rs`. Headers (`.cuh`) are included from `kernels/`. Without nvcc the crate still builds,
 //! without kernels (cfg `filprove_cuda_kernels` unset), and the backend says why.
 //!
 //! nvcc is looked for in: $NVCC, $CUDA_PATH/bin, $CUDA_HOME/bin, <repo>/.cuda (from
@@ -30,7 +31,13 @@ fn main() {
     let kernels = manifest.join("kernels");
     let mut sources = Vec::new();
     track(&kernels, &mut sources);
+    sources.retain(|p| p.extension().is_some_and(|e| e == "cu"));
     sources.sort();
+    let mut stems: Vec<_> = sources.iter().filter_map(|p| p.file_stem()).collect();
+    stems.sort();
+    if let Some(w) = stems.windows(2).find(|w| w[0] == w[1]) {
+        panic!("two kernel modules named {:?} under kernels/", w[0]);
+    }
 
     let Some(nvcc) = find_nvcc(&manifest) else {
         println!(
@@ -50,7 +57,6 @@ fn main() {
     // One nvcc per module, run side by side (the big modules take minutes each).
     let handles: Vec<_> = sources
         .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "cu"))
         .map(|src| {
             let stem = src
                 .file_stem()
@@ -112,9 +118,7 @@ fn track(dir: &Path, files: &mut Vec<PathBuf>) {
             track(&p, files);
         } else {
             println!("cargo:rerun-if-changed={}", p.display());
-            if dir.file_name().is_some_and(|n| n == "kernels") {
-                files.push(p);
-            }
+            files.push(p);
         }
     }
 }

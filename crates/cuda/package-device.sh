@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the CUDA crate's test binaries, its benchmark and the filprove binary in release
-# mode and copies them,
+# Builds the CUDA crate's test binaries, gpu_bench (crates/bench) and the filprove binary
+# in release mode and copies them,
 # stripped, into <repo>/.device/ (ignored via .git/info/exclude) for scripts/gpu-run.sh.
 # FILPROVE_CUDA_ARCHS=sm_90 builds only the H200's SASS (faster while iterating).
 # Also .device/mulbench (crates/cuda/bench/mulbench.cu), when nvcc is found.
@@ -9,7 +9,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 grep -qx '/.device/' .git/info/exclude 2>/dev/null || echo '/.device/' >> .git/info/exclude
 rm -rf .device && mkdir -p .device/tests
-cargo build -p filprove-cuda --release --examples
+cargo build -p filprove-bench --release --bin gpu_bench
 cargo build -p filprove --release --bin filprove
 cargo test -p filprove-cuda --release --no-run --message-format=json 2>/dev/null |
     python3 -c '
@@ -23,7 +23,7 @@ for line in sys.stdin:
 ' | while read -r name exe; do
     cp "$exe" ".device/tests/$name"
 done
-cp target/release/examples/gpu_bench .device/gpu_bench
+cp target/release/gpu_bench .device/gpu_bench
 cp target/release/filprove .device/filprove
 nvcc="$root/.cuda/nvidia/cu13/bin/nvcc"
 [ -x "$nvcc" ] && "$nvcc" -O3 -std=c++17 -arch=sm_90 -I crates/cuda/kernels \

@@ -21,9 +21,9 @@ use std::time::Instant;
 
 use bellperson::{Circuit, ConstraintSystem, SynthesisError};
 use ff::Field;
-use filprove_cuda::fixed_base::{FbCurve, FixedBaseOptions, GpuFixedBase};
-use filprove_cuda::msm::{G1, G2};
-use filprove_cuda::Gpu;
+use filprove_cuda::testing::fixed_base::{FbCurve, FixedBaseOptions, GpuFixedBase};
+use filprove_cuda::testing::msm::{G1, G2};
+use filprove_cuda::testing::Gpu;
 use filprove_groth16::keygen::{self, FixedBaseMul, ToxicWaste};
 use filprove_groth16::{Fr, ProveError};
 use group::{Curve, Group};

@@ -15,14 +15,14 @@
 // form). The identity (ZZZ = 0) is written as all-zero limbs, blst's identity.
 #include "ec/xyzz.cuh"
 #include "ff/inverse.cuh"
-#include "digits.cuh"
+#include "msm/digits.cuh"
 
 // Points per thread in fb_affine and fb_table (one inversion each). FB_BATCH in
 // src/fixed_base.rs must match.
 #define FB_BATCH 32
 
 // Launch bounds of the G1 multiplication (blocks of 128 threads, at least 3 per SM): as
-// the MSM's bucket sums (ec/msm.cuh), a loop of XYZZ += affine additions with the Fq
+// the MSM's bucket sums (msm/msm.cuh), a loop of XYZZ += affine additions with the Fq
 // product out of line.
 #define FB_MUL_BOUNDS __launch_bounds__(128, 3)
 

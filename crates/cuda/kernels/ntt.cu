@@ -386,21 +386,3 @@ extern "C" __global__ void h_pointwise(Fr* a, const Fr* b, const Fr* c, uint32_t
         store_fr(a + i, (load_fr(a + i) * load_fr(b + i) - load_fr(c + i)) * zinv);
     }
 }
-
-// Field self-test kernels: out[i] = op(x[i], y[i]) on Montgomery values.
-// op: 0 mul, 1 add, 2 sub, 3 neg(x), 4 from_mont(x), 5 to_mont(x), 6 sqr(x)
-extern "C" __global__ void fr_test_op(Fr* out, const Fr* x, const Fr* y, uint32_t n, uint32_t op) {
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    Fr a = x[i], b = y[i], r;
-    switch (op) {
-        case 0: r = a * b; break;
-        case 1: r = a + b; break;
-        case 2: r = a - b; break;
-        case 3: r = a.neg(); break;
-        case 4: r = a.from_mont(); break;
-        case 5: r = a.to_mont(); break;
-        default: r = a.sqr(); break;
-    }
-    out[i] = r;
-}

@@ -1,8 +1,7 @@
-// Scalar-side helpers: u32 exclusive scan (bucket offsets, density prefixes), the
-// gather of the witness values whose density bit is set, and the MSMs' curve-independent
-// passes (classification, canonical form, the binned scatter of bin_scatter.cuh).
+// Scalar-side helpers: u32 exclusive scan (bucket offsets, density prefixes) and the
+// gather of the witness values whose density bit is set. The MSMs' own scalar passes are
+// in msm/msm_scalars.cu.
 #include "ff/bls12_381.cuh"
-#include "bin_scatter.cuh"
 
 #define SCAN_BLOCK 1024
 
@@ -66,66 +65,4 @@ extern "C" __global__ void density_gather(const Fr* src, const unsigned long lon
     if (!((w >> b) & 1ull)) return;
     uint32_t below = __popcll(w & ((1ull << b) - 1ull));
     dst[prefix[i >> 6] + below] = src[i];
-}
-
-__device__ __forceinline__ unsigned long long splitmix64(unsigned long long x) {
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
-// Synthetic scalars for benchmarks (Montgomery form). mode 0: uniform; mode 1: a Filecoin
-// witness mix (51 % zero, 47 % one, 2 % uniform).
-extern "C" __global__ void fr_random(Fr* out, uint32_t n, unsigned long long seed, uint32_t mode) {
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    unsigned long long h = splitmix64(seed ^ ((unsigned long long)i << 20));
-    if (mode == 1) {
-        uint32_t r = (uint32_t)(h % 100);
-        if (r < 51) { out[i] = Fr::zero(); return; }
-        if (r < 98) { out[i] = Fr::one(); return; }
-    }
-    Fr v;
-#pragma unroll
-    for (int k = 0; k < 4; k++) {
-        h = splitmix64(h + k);
-        v.v[2 * k] = (uint32_t)h;
-        v.v[2 * k + 1] = (uint32_t)(h >> 32);
-    }
-    v.v[7] &= 0x7fffffffu;  // < 2^255 < 2r
-    out[i] = Fr::reduce_once(v).to_mont();
-}
-
-// Split-MSM classification: the indices of the scalars equal to 1 (Montgomery one) go to
-// ones[], those neither 0 nor 1 to others[]; counts[0] / counts[1] count them (zeroed by the
-// caller). Warp-aggregated: one atomic per warp and class. The order inside a list is not
-// fixed; the sums over them do not depend on it.
-extern "C" __global__ void classify_scalars(const Fr* s, uint32_t n, uint32_t* counts, uint32_t* ones,
-                                            uint32_t* others) {
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    uint32_t cls = 0;
-    if (i < n) {
-        Fr x = s[i];
-        cls = x.is_zero() ? 0 : (x == Fr::one() ? 1 : 2);
-    }
-    const uint32_t lane = threadIdx.x & 31, below = (1u << lane) - 1;
-    const uint32_t m1 = __ballot_sync(0xffffffffu, cls == 1), m2 = __ballot_sync(0xffffffffu, cls == 2);
-    uint32_t b1 = 0, b2 = 0;
-    if (lane == 0) {
-        if (m1) b1 = atomicAdd(&counts[0], __popc(m1));
-        if (m2) b2 = atomicAdd(&counts[1], __popc(m2));
-    }
-    b1 = __shfl_sync(0xffffffffu, b1, 0);
-    b2 = __shfl_sync(0xffffffffu, b2, 0);
-    if (cls == 1) ones[b1 + __popc(m1 & below)] = i;
-    if (cls == 2) others[b2 + __popc(m2 & below)] = i;
-}
-
-// The scalars of a Pippenger MSM as integers, in entry order: out[i] = s[idx[i]] (or s[i]
-// without a list) out of Montgomery form. The digit passes (ec/msm.cuh) read these.
-extern "C" __global__ void msm_canonical(const Fr* s, const uint32_t* idx, uint32_t n, Fr* out) {
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        out[i] = s[idx ? idx[i] : i].from_mont();
-    }
 }

@@ -2,10 +2,11 @@
 //! allocations and launches. Every driver error becomes a [`ProveError`]; running out of
 //! device memory is [`ProveError::DeviceOutOfMemory`].
 
+use std::any::Any;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use cudarc::driver::sys::CUresult;
+use cudarc::driver::sys::{CUfunction_attribute, CUresult};
 use cudarc::driver::{
     CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DeviceRepr, DriverError,
     LaunchConfig, PinnedHostSlice, ValidAsZeroBits,
@@ -13,10 +14,10 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 use filprove_groth16::ProveError;
 
-use crate::kernels;
+use crate::kernels::{self, KernelModule};
 
-/// An open GPU: context, a compute stream, a copy stream, every kernel of the embedded
-/// modules.
+/// An open GPU: context, a compute stream, a copy stream, the kernels of the manifest
+/// ([`kernels::PRODUCTION`]).
 pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
@@ -29,95 +30,10 @@ pub struct Gpu {
     sms: usize,
     /// Pinned landing place for [`Gpu::read_counts`] (allocated on first use).
     counts_host: std::sync::Mutex<Option<PinnedHostSlice<u32>>>,
-    /// How this device's MSMs run.
-    msm: crate::msm_affine::MsmTuning,
+    /// Settings of the drivers above this layer for this device (the MSM's tuning), one
+    /// value per type: the device layer keeps them without knowing their types.
+    settings: Vec<Box<dyn Any + Send + Sync>>,
 }
-
-/// Kernel names per module (must match the `extern "C"` names in kernels/*.cu).
-const KERNELS: &[(&str, &[&str])] = &[
-    (
-        "ntt",
-        &[
-            "ntt_powers",
-            "ntt_bitrev",
-            "ntt_bitrev_scale",
-            "ntt_shared_dit",
-            "ntt_shared_dif",
-            "ntt_strided_dit",
-            "ntt_strided_dif",
-            "ntt_scale_table",
-            "ntt_scale_const",
-            "h_pointwise",
-            "fr_test_op",
-        ],
-    ),
-    (
-        "scalars",
-        &[
-            "scan_blocks",
-            "scan_sums",
-            "scan_add",
-            "density_popcount",
-            "density_gather",
-            "fr_random",
-            "classify_scalars",
-            "msm_canonical",
-            "msm_canonical_planes",
-            "msm_bin_scatter",
-            "msm_bin_count",
-            "msm_bin_place",
-        ],
-    ),
-    ("msm_g1", &MSM_G1),
-    ("msm_g2", &MSM_G2),
-    (
-        "fixed_base",
-        &[
-            "g1_fb_table",
-            "g1_fb_mul",
-            "g1_fb_affine",
-            "g2_fb_table",
-            "g2_fb_mul",
-            "g2_fb_affine",
-        ],
-    ),
-    (
-        "synth",
-        &[
-            "g1_synth_points",
-            "g2_synth_points",
-            "synth_scalars",
-            "synth_compare",
-        ],
-    ),
-];
-const MSM_G1: [&str; 14] = [
-    "g1_msm_count",
-    "g1_msm_scatter",
-    "g1_msm_chunk_sum",
-    "g1_msm_chunk_fixup",
-    "g1_msm_heavy_fixup",
-    "g1_msm_bucket_reduce",
-    "g1_msm_list_sum",
-    "g1_xyzz_reduce",
-    "g1_msm_affine_halve",
-    "g1_msm_affine_level",
-    "g1_msm_leftover_heavy_counts",
-    "g1_msm_leftover_chunk_sum",
-    "g1_msm_leftover_reduce",
-    "fq_test_op",
-];
-const MSM_G2: [&str; 9] = [
-    "g2_msm_count",
-    "g2_msm_scatter",
-    "g2_msm_chunk_sum",
-    "g2_msm_chunk_fixup",
-    "g2_msm_heavy_fixup",
-    "g2_msm_bucket_reduce",
-    "g2_msm_list_sum",
-    "g2_xyzz_reduce",
-    "fq2_test_op",
-];
 
 fn unavailable(why: String) -> ProveError {
     ProveError::Unavailable {
@@ -185,6 +101,28 @@ fn isolate_streams_in_pool(ctx: &Arc<CudaContext>) {
     }
 }
 
+/// Allows the kernels of [`kernels::LARGE_SHARED`] their dynamic shared memory: the bytes
+/// per thread for a block of their launch bound.
+fn allow_large_shared(funcs: &HashMap<String, CudaFunction>) -> Result<(), ProveError> {
+    for &(name, per_thread) in kernels::LARGE_SHARED {
+        let Some(f) = funcs.get(name) else { continue };
+        let set = || {
+            let threads = f.max_threads_per_block()?.max(32) as u32;
+            f.set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                (per_thread * threads) as i32,
+            )
+        };
+        set().map_err(|e| {
+            unavailable(format!(
+                "kernel {name}: shared memory limit: {}",
+                describe(&e)
+            ))
+        })?;
+    }
+    Ok(())
+}
+
 /// Runs a cudarc call that may panic (missing driver symbols) and turns a panic into an error.
 fn guard<T>(f: impl FnOnce() -> Result<T, DriverError>) -> Result<T, String> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
@@ -203,8 +141,19 @@ fn describe(e: &DriverError) -> String {
 }
 
 impl Gpu {
-    /// Opens device `ordinal` and loads every kernel.
+    /// Opens device `ordinal` and loads the kernels of [`kernels::PRODUCTION`].
     pub fn open(ordinal: usize) -> Result<Self, ProveError> {
+        Self::open_with(ordinal, &[])
+    }
+
+    /// As [`Gpu::open`], with the kernels off the production path too
+    /// ([`kernels::SELFTEST`]: field self-tests, random scalars; tests and gpu_bench only).
+    pub fn open_selftest(ordinal: usize) -> Result<Self, ProveError> {
+        Self::open_with(ordinal, &[&kernels::SELFTEST])
+    }
+
+    /// Opens device `ordinal` with the production kernels and the modules `extra`.
+    fn open_with(ordinal: usize, extra: &[&KernelModule]) -> Result<Self, ProveError> {
         let count = device_count()?;
         if ordinal >= count {
             return Err(unavailable(format!(
@@ -227,35 +176,27 @@ impl Gpu {
         let copy = new_stream()?;
         isolate_streams_in_pool(&ctx);
         let mut funcs = HashMap::new();
-        for (module, names) in KERNELS {
-            let image = kernels::MODULES
-                .iter()
-                .find(|(m, _)| m == module)
-                .ok_or_else(|| {
-                    unavailable(format!("kernel module {module} missing from this build"))
-                })?
-                .1;
+        for module in kernels::PRODUCTION.iter().chain(extra.iter().copied()) {
+            let name = module.name;
+            let image = module.image().ok_or_else(|| {
+                unavailable(format!("kernel module {name} missing from this build"))
+            })?;
             let m = ctx
                 .load_module(Ptx::from_binary(image.to_vec()))
                 .map_err(|e| {
                     unavailable(format!(
-                        "loading module {module}: {} (no SASS or PTX for this GPU?)",
+                        "loading module {name}: {} (no SASS or PTX for this GPU?)",
                         describe(&e)
                     ))
                 })?;
-            for n in names.iter().copied() {
+            for n in module.kernels.iter().copied() {
                 let f = m
                     .load_function(n)
                     .map_err(|e| unavailable(format!("kernel {n}: {}", describe(&e))))?;
                 funcs.insert(n.to_string(), f);
             }
         }
-        crate::msm_affine::prepare(&funcs).map_err(|e| {
-            unavailable(format!(
-                "batch-affine level kernel: shared memory limit: {}",
-                describe(&e)
-            ))
-        })?;
+        allow_large_shared(&funcs)?;
         let sms = ctx
             .attribute(
                 cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
@@ -269,7 +210,7 @@ impl Gpu {
             funcs,
             name: format!("cuda:{ordinal} {name}"),
             probes: std::sync::Mutex::new(None),
-            msm: crate::msm_affine::MsmTuning::PRODUCTION,
+            settings: Vec::new(),
             counts_host: std::sync::Mutex::new(None),
         })
     }
@@ -347,15 +288,16 @@ impl Gpu {
         r == CUresult::CUDA_SUCCESS
     }
 
-    /// This device with MSMs run as `tuning` says.
-    pub fn with_msm_tuning(mut self, tuning: crate::msm_affine::MsmTuning) -> Self {
-        self.msm = tuning;
+    /// This device with `value` as its setting of type `T` (replacing an earlier one).
+    pub fn with_setting<T: Any + Send + Sync>(mut self, value: T) -> Self {
+        self.settings.retain(|s| !(**s).is::<T>());
+        self.settings.push(Box::new(value));
         self
     }
 
-    /// How this device's MSMs run.
-    pub fn msm_tuning(&self) -> crate::msm_affine::MsmTuning {
-        self.msm
+    /// This device's setting of type `T`, when one was given.
+    pub fn setting<T: Any>(&self) -> Option<&T> {
+        self.settings.iter().find_map(|s| (**s).downcast_ref::<T>())
     }
 
     /// Starts (or stops) collecting [`Gpu::probe`] events; starting drops earlier ones.

@@ -9,27 +9,66 @@
 //!
 //! This is the only crate of the workspace with `unsafe` code.
 
-pub mod backend;
-pub mod field;
-pub mod fixed_base;
-pub mod gpu;
+mod backend;
+mod field;
+mod fixed_base;
+mod gpu;
 mod host_marks;
 pub mod kernels;
-pub mod msm;
-pub mod msm_affine;
-pub mod msm_batch;
-pub mod msm_scatter;
-pub mod ntt;
-pub mod options;
-pub mod pinned;
+mod msm;
+mod ntt;
+mod options;
+mod pinned;
 pub mod plan;
 mod region;
-pub mod resident;
-pub mod stage;
-pub mod synth;
-pub mod workload;
+mod resident;
+mod stage;
+mod synth;
 
 pub use backend::CudaBackend;
 pub use fixed_base::{FixedBaseOptions, GpuFixedBase};
-pub use gpu::Gpu;
-pub use options::CudaOptions;
+pub use gpu::device_count;
+pub use msm::{LeftoverReduce, MsmTuning};
+pub use options::{parse_bytes, CudaOptions, RegisterAt};
+pub use plan::VramPlan;
+pub use stage::HostPath;
+
+/// The crate's internals for its integration tests and the bench crate (`filprove-bench`):
+/// no stable interface.
+#[doc(hidden)]
+pub mod testing {
+    pub use crate::gpu::{blocks, cfg, Gpu};
+
+    /// Host-side field and point conversions.
+    pub mod field {
+        pub use crate::field::*;
+    }
+    /// The GPU fixed-base multiplication of parameter generation.
+    pub mod fixed_base {
+        pub use crate::fixed_base::*;
+    }
+    /// The MSM drivers.
+    pub mod msm {
+        pub use crate::msm::*;
+    }
+    /// The NTT and H drivers.
+    pub mod ntt {
+        pub use crate::ntt::*;
+    }
+    /// Pinned host memory and bounce buffers.
+    pub mod pinned {
+        pub use crate::pinned::*;
+    }
+    /// Parameters resident in device memory.
+    pub mod resident {
+        pub use crate::resident::*;
+    }
+    /// Staging of a partition's vectors.
+    pub mod stage {
+        pub use crate::stage::*;
+    }
+    /// Device-made points and scalars for benchmarks and tests.
+    pub mod synth {
+        pub use crate::synth::*;
+    }
+}

@@ -3,7 +3,7 @@
 //! transfer switches exist so that `synthetic-bench` can turn each fast behaviour back
 //! into the naive one and measure its gain (docs/transfer-discipline.md).
 
-use crate::msm_affine::MsmTuning;
+use crate::msm::MsmTuning;
 use crate::stage::HostPath;
 
 /// How the backend moves data and runs its MSMs.

@@ -21,8 +21,7 @@ pub(crate) use clock::PhaseClock;
 
 use crate::field::bytes_of;
 use crate::gpu::{blocks, cfg, Gpu};
-use crate::msm::{self, Curve, G1, G2};
-use crate::msm_batch::{msm_batched, Bases, MsmRun, Pending};
+use crate::msm::{self, msm_batched, Bases, Curve, MsmRun, Pending, G1, G2};
 use crate::ntt::{self, NttPlan};
 use crate::pinned::Bounce;
 use crate::resident::{DeviceSrs, Lens};

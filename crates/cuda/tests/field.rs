@@ -5,9 +5,9 @@ mod common;
 use blstrs::{Fp, Fp2, Scalar as Fr};
 use cudarc::driver::PushKernelArg;
 use ff::{Field, PrimeField};
-use filprove_cuda::field::{bytes_of, frs_from_bytes};
-use filprove_cuda::gpu::{blocks, cfg};
-use filprove_cuda::Gpu;
+use filprove_cuda::testing::field::{bytes_of, frs_from_bytes};
+use filprove_cuda::testing::Gpu;
+use filprove_cuda::testing::{blocks, cfg};
 
 fn run_op(gpu: &Gpu, kernel: &str, x: &[u8], y: &[u8], elem: usize, op: u32) -> Vec<u8> {
     let n = x.len() / elem;
@@ -47,7 +47,7 @@ fn fp_from(b: &[u8]) -> Vec<Fp> {
 
 #[test]
 fn fr_ops_match_blstrs() {
-    let Some(gpu) = common::gpu("fr_ops_match_blstrs") else {
+    let Some(gpu) = common::gpu_selftest("fr_ops_match_blstrs") else {
         return;
     };
     let mut rng = common::rng("fr_ops");
@@ -90,7 +90,7 @@ fn fr_ops_match_blstrs() {
 
 #[test]
 fn fq_ops_match_blstrs() {
-    let Some(gpu) = common::gpu("fq_ops_match_blstrs") else {
+    let Some(gpu) = common::gpu_selftest("fq_ops_match_blstrs") else {
         return;
     };
     let mut rng = common::rng("fq_ops");
@@ -130,7 +130,7 @@ fn fq_ops_match_blstrs() {
 
 #[test]
 fn fq2_ops_match_blstrs() {
-    let Some(gpu) = common::gpu("fq2_ops_match_blstrs") else {
+    let Some(gpu) = common::gpu_selftest("fq2_ops_match_blstrs") else {
         return;
     };
     let mut rng = common::rng("fq2_ops");

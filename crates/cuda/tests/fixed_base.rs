@@ -14,10 +14,10 @@ use std::sync::Arc;
 
 use blstrs::{G1Affine, G2Affine, Scalar as Fr};
 use ff::Field;
-use filprove_cuda::field::{bytes_of, Limbs};
-use filprove_cuda::fixed_base::{self, FbCurve, FixedBaseOptions, GpuFixedBase};
-use filprove_cuda::msm::{G1, G2};
-use filprove_cuda::Gpu;
+use filprove_cuda::testing::field::{bytes_of, Limbs};
+use filprove_cuda::testing::fixed_base::{self, FbCurve, FixedBaseOptions, GpuFixedBase};
+use filprove_cuda::testing::msm::{G1, G2};
+use filprove_cuda::testing::Gpu;
 use filprove_groth16::keygen::{self, CpuFixedBase, FixedBaseMul, ToxicWaste};
 use filprove_testkit::RandomR1cs;
 use group::{Curve, Group};

@@ -4,9 +4,9 @@ mod common;
 
 use blstrs::{G1Affine, Scalar as Fr};
 use ff::Field;
-use filprove_cuda::gpu::Gpu;
-use filprove_cuda::msm::{msm_host, msm_host_with, G1, G2};
-use filprove_cuda::msm_affine::{LeftoverReduce, MsmTuning};
+use filprove_cuda::testing::msm::{msm_host, msm_host_with, G1, G2};
+use filprove_cuda::testing::Gpu;
+use filprove_cuda::{LeftoverReduce, MsmTuning};
 use filprove_groth16::cpu;
 use group::prime::PrimeCurveAffine;
 use group::Curve;

@@ -4,8 +4,8 @@ mod common;
 
 use blstrs::Scalar as Fr;
 use ff::Field;
-use filprove_cuda::field::frs_from_bytes;
-use filprove_cuda::ntt::{self, NttKind, NttPlan};
+use filprove_cuda::testing::field::frs_from_bytes;
+use filprove_cuda::testing::ntt::{self, NttKind, NttPlan};
 use filprove_groth16::cpu::{self, Domain};
 use filprove_groth16::ProvingAssignment;
 

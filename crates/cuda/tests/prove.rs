@@ -5,9 +5,9 @@
 
 mod common;
 
-use filprove_cuda::options::{CudaOptions, RegisterAt};
-use filprove_cuda::stage::HostPath;
 use filprove_cuda::CudaBackend;
+use filprove_cuda::HostPath;
+use filprove_cuda::{CudaOptions, RegisterAt};
 use filprove_groth16::cpu::CpuBackend;
 use filprove_groth16::keygen::generate_parameters;
 use filprove_groth16::{Backend, Fr, ProofInput, ProveError, ProvingAssignment, Randomness};
@@ -335,9 +335,9 @@ fn fresh_vectors_are_registered_inside_their_region() {
 /// page-locked.
 #[test]
 fn staging_registers_piece_by_piece_and_bounces_the_rest() {
-    use filprove_cuda::field::bytes_of;
-    use filprove_cuda::pinned::{Bounce, REGISTER_PIECE};
-    use filprove_cuda::stage;
+    use filprove_cuda::testing::field::bytes_of;
+    use filprove_cuda::testing::pinned::{Bounce, REGISTER_PIECE};
+    use filprove_cuda::testing::stage;
     use filprove_groth16::density::DensityBits;
     use filprove_groth16::{Direction, ProveReport};
     use rand::Rng;

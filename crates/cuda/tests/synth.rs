@@ -10,10 +10,10 @@ use std::collections::HashSet;
 use blstrs::Scalar as Fr;
 use cudarc::driver::CudaSlice;
 use ff::Field;
-use filprove_cuda::field::bytes_of;
-use filprove_cuda::msm::{G1, G2};
-use filprove_cuda::synth::{self, Mismatch, ScalarMix, SynthCurve, Tables, T1_LG};
-use filprove_cuda::Gpu;
+use filprove_cuda::testing::field::bytes_of;
+use filprove_cuda::testing::msm::{G1, G2};
+use filprove_cuda::testing::synth::{self, Mismatch, ScalarMix, SynthCurve, Tables, T1_LG};
+use filprove_cuda::testing::Gpu;
 use rand::Rng;
 use rayon::prelude::*;
 
@@ -66,7 +66,7 @@ fn check_points<C: SynthCurve>(
 }
 
 /// All points of `v` have distinct x (so no two are equal or negatives of each other).
-fn distinct_x<A: filprove_cuda::field::Limbs>(what: &str, v: &[A], coord_bytes: usize) {
+fn distinct_x<A: filprove_cuda::testing::field::Limbs>(what: &str, v: &[A], coord_bytes: usize) {
     let bytes = bytes_of(v);
     let size = std::mem::size_of::<A>();
     let mut seen = HashSet::with_capacity(v.len());

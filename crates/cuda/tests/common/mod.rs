@@ -4,14 +4,23 @@
 
 use blstrs::{G1Affine, G1Projective};
 use cudarc::driver::CudaSlice;
-use filprove_cuda::Gpu;
+use filprove_cuda::testing::Gpu;
 use group::Curve;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 /// The GPU, or None with a printed SKIP; panics instead when FILPROVE_REQUIRE_GPU=1.
 pub fn gpu(test: &str) -> Option<Gpu> {
-    match Gpu::open(0) {
+    opened(test, Gpu::open(0))
+}
+
+/// As [`gpu`], with the field self-test kernels loaded too.
+pub fn gpu_selftest(test: &str) -> Option<Gpu> {
+    opened(test, Gpu::open_selftest(0))
+}
+
+fn opened(test: &str, gpu: Result<Gpu, filprove_groth16::ProveError>) -> Option<Gpu> {
+    match gpu {
         Ok(g) => Some(g),
         Err(e) => {
             if std::env::var("FILPROVE_REQUIRE_GPU").as_deref() == Ok("1") {

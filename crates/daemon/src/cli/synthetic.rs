@@ -1,5 +1,5 @@
 //! `filprove synthetic-bench`: the GPU path on a workload of one 32 GiB PoRep partition's
-//! exact shape (crates/cuda/src/workload.rs) - per-phase times, bytes and host syncs under
+//! exact shape (crates/bench/src/workload.rs) - per-phase times, bytes and host syncs under
 //! each transfer switch, then N partitions through the engine's pipeline with 1 and 2 GPU
 //! workers. Its parameters come from no setup, so its proofs cannot verify: this measures
 //! speed and memory only, and it is not reachable from the daemon's API.
@@ -10,11 +10,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use clap::Args;
-use filprove_cuda::options::CudaOptions;
-use filprove_cuda::resident::Lens;
-use filprove_cuda::stage::HostPath;
-use filprove_cuda::workload::{self, WorkloadShape};
+use filprove_bench::workload::{self, Lens, WorkloadShape};
 use filprove_cuda::CudaBackend;
+use filprove_cuda::CudaOptions;
+use filprove_cuda::HostPath;
 use filprove_engine::{
     Engine, EngineConfig, EngineError, JobOutcome, Priority, ProofJob, SrsLoader,
 };
@@ -150,7 +149,7 @@ pub fn run(mut args: SyntheticArgs) -> anyhow::Result<()> {
         let b = CudaBackend::with_options(args.device, CudaOptions::default())?;
         let dev = workload::device_srs(b.gpu(), lens, args.seed)?;
         let made = t.elapsed();
-        let srs = download_srs(&b, &dev, &stub)?;
+        let srs = workload::download_srs(b.gpu(), &dev, &stub)?;
         eprintln!(
             "parameters: {:.2} GiB made on the device in {:.1} s, downloaded in {:.1} s",
             lens.bytes() as f64 / (1u64 << 30) as f64,
@@ -245,27 +244,10 @@ fn prove_once(
     Ok((report, t.elapsed()))
 }
 
-fn download_srs(
-    b: &CudaBackend,
-    dev: &filprove_cuda::resident::DeviceSrs,
-    stub: &Srs,
-) -> anyhow::Result<Srs> {
-    use filprove_cuda::synth;
-    let g = b.gpu();
-    Ok(Srs {
-        vk: stub.vk.clone(),
-        h: synth::download_g1(g, &dev.h, dev.lens.h)?,
-        l: synth::download_g1(g, &dev.l, dev.lens.l)?,
-        a: synth::download_g1(g, &dev.a, dev.lens.a)?,
-        b_g1: synth::download_g1(g, &dev.b_g1, dev.lens.b)?,
-        b_g2: synth::download_g2(g, &dev.b_g2, dev.lens.b)?,
-    })
-}
-
 fn summarize(
     mode: &str,
     opts: &CudaOptions,
-    plan: &filprove_cuda::plan::VramPlan,
+    plan: &filprove_cuda::VramPlan,
     reports: &[(ProveReport, Duration)],
 ) -> serde_json::Value {
     let mut phases = serde_json::Map::new();

@@ -14,7 +14,7 @@ pub fn cuda_backends(opts: &CudaOptions) -> Result<Vec<Arc<dyn Backend>>, String
     if std::env::var_os("BELLMAN_NO_GPU").is_some_and(|v| !v.is_empty() && v != "0") {
         return Err("BELLMAN_NO_GPU is set".into());
     }
-    let n = filprove_cuda::gpu::device_count().map_err(|e| e.to_string())?;
+    let n = filprove_cuda::device_count().map_err(|e| e.to_string())?;
     (0..n)
         .map(|ordinal| {
             filprove_cuda::CudaBackend::with_options(ordinal, opts.clone())

@@ -1,5 +1,5 @@
-// Steps 4-6 of a window group after the batch-affine levels (ec/affine_sums.cuh), in
-// place of the chunk sums, fix-up and bucket reduction of ec/msm.cuh.
+// Steps 4-6 of a window group after the batch-affine levels (msm/affine_sums.cuh), in
+// place of the chunk sums, fix-up and bucket reduction of msm/msm.cuh.
 //
 // After the levels a bucket holds a few points (about 2^-levels of its entries: two or
 // three for random scalars at 2^27 points and 5 levels). Summing them into XYZZ buckets
@@ -15,7 +15,7 @@
 // by msm_chunk_fixup / msm_heavy_fixup over `hoff`. The reduction then takes a heavy
 // bucket's sum and a light bucket's points.
 #pragma once
-#include "msm.cuh"
+#include "msm/msm.cuh"
 
 // Launch bounds of msm_leftover_reduce (blocks of 128 threads): 2 blocks per SM. 2^27 G1
 // MSM on the H200: 79.5 ms with 2 (no spills), 87.7 with 3 (1.9 KB spilled), 88.8 with 4

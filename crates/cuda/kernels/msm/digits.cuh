@@ -1,5 +1,5 @@
 // Pippenger's digits: c bits of a scalar (an integer, out of Montgomery form) from bit
-// `pos`; ec/msm.cuh and bin_scatter.cuh turn them into signed digits.
+// `pos`; msm/msm.cuh and msm/bin_scatter.cuh turn them into signed digits.
 #pragma once
 #include "ff/bls12_381.cuh"
 

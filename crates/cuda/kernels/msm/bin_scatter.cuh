@@ -1,5 +1,5 @@
-// The binned scatter of one window (step 3 of ec/msm.cuh for the large MSMs, whose
-// groups hold one window each; src/msm.rs). Curve-independent: it only orders indices.
+// The binned scatter of one window (step 3 of msm/msm.cuh for the large MSMs, whose
+// groups hold one window each; src/msm/). Curve-independent: it only orders indices.
 //
 // The direct scatter (msm_scatter) makes two global atomics per entry and window: its
 // bucket's cursor and the next window's count. Those bound it, not memory: on the H200,
@@ -22,11 +22,11 @@
 //    bucket). A tile over sparse bins whose buckets do not fit uses one global atomic
 //    per entry instead.
 #pragma once
-#include "digits.cuh"
+#include "msm/digits.cuh"
 
 #define BIN_SHIFT 11
 // Threads of msm_bin_scatter; its entries per thread (PER) set the tile
-// (src/msm_scatter.rs, BIN_PER_THREAD). The block's global atomics, one per bin for its pairs
+// (src/msm/scatter.rs, BIN_PER_THREAD). The block's global atomics, one per bin for its pairs
 // and one for the next window's counts, come to 1 per 2 entries of the 2^27 MSM at 8.
 #define BIN_THREADS 512
 #define PLACE_THREADS 512
@@ -197,7 +197,7 @@ __device__ __forceinline__ void bin_place(const uint2* pairs, const uint32_t* bi
 }
 
 // The bin pass: 8 entries per thread with their loads issued together, two blocks per SM
-// (64 registers, none spilled; src/msm_scatter.rs BIN_PER_THREAD). On the H200 its pass
+// (64 registers, none spilled; src/msm/scatter.rs BIN_PER_THREAD). On the H200 its pass
 // over the 2^27 G1 MSM took 35.7 ms, against 48.7 when each entry's loads waited for the
 // previous entry's atomics (8 -> 32 entries, 1 ahead) and 38.6-44.5 for other tiles and
 // occupancies (16 or 32 entries, 8 or 16 ahead, 1 to 3 blocks per SM;

@@ -1,9 +1,9 @@
 // Pippenger MSM, generic over the curve (G1: Affine<Fq>, G2: Affine<Fq2>).
 //
-// The host (src/msm.rs) runs the windows in groups of G (all at once for small MSMs, one
+// The host (src/msm/) runs the windows in groups of G (all at once for small MSMs, one
 // at a time for 2^24 points and more, so every group's counters stay in L2). Per group,
 // in order on one stream:
-// 0. msm_canonical (scalars.cu), once per MSM: the scalars out of Montgomery form into a
+// 0. msm_canonical (msm_scalars.cu), once per MSM: the scalars out of Montgomery form into a
 //    scratch copy in entry order (the digit passes below run twice per window group; a
 //    conversion in each cost 13 x 2 Fr products per scalar, ~100 ms at 2^27);
 // 1. msm_count: each scalar -> signed c-bit digits (all windows up to the group's last,
@@ -13,7 +13,7 @@
 // 2. exclusive scan of the counts (scalars.cu) -> bucket offsets;
 // 3. msm_scatter: write "base index | sign << 31" into its bucket's slot (counting sort;
 //    the order inside a bucket does not matter), and count the next group's digits. The
-//    large MSMs, one window per group, scatter through bins instead (bin_scatter.cuh):
+//    large MSMs, one window per group, scatter through bins instead (msm/bin_scatter.cuh):
 //    their global atomics, not memory, bounded this step;
 // 4. msm_chunk_sum: the sorted entries are cut into chunks of L; one thread per chunk
 //    sums its points (XYZZ += affine) bucket by bucket. A bucket that lies inside the
@@ -27,21 +27,21 @@
 // 6. msm_bucket_reduce: per window, S blocks of T threads each take a run of buckets and
 //    form sum (b+1) * bucket_b by running sums, then a shared-memory tree; xyzz_reduce
 //    adds the S partials of each window.
-// G1 groups from AffineSums' threshold (2^23 entries by default, src/msm_affine.rs) run
-// batch-affine levels after step 3 (ec/affine_sums.cuh); steps 4-6 then take what those
-// levels leave: group by group in ec/leftover.cuh when a group's buckets fill the GPU
+// G1 groups from AffineSums' threshold (2^23 entries by default, src/msm/affine.rs) run
+// batch-affine levels after step 3 (msm/affine_sums.cuh); steps 4-6 then take what those
+// levels leave: group by group in msm/leftover.cuh when a group's buckets fill the GPU
 // (the H MSM), else as above with the leftover points as the sorted entries.
-// The window sums go to the host, which combines them by Horner's rule (src/msm.rs,
+// The window sums go to the host, which combines them by Horner's rule (src/msm/,
 // DeviceMsm) and adds the sum of the points whose scalar is 1 when the split MSM took
 // them out.
 //
-// A split MSM first classifies the scalars (classify_scalars in scalars.cu): the indices
+// A split MSM first classifies the scalars (classify_scalars in msm_scalars.cu): the indices
 // of the ones are summed by msm_list_sum (G1 from the same threshold: after batch-affine
 // levels over them as one bucket), the others go through Pippenger as an index list (`idx`, its
 // length in device memory at `n_dev`).
 #pragma once
-#include "xyzz.cuh"
-#include "../digits.cuh"
+#include "ec/xyzz.cuh"
+#include "msm/digits.cuh"
 
 // Number of entries: n, or the device count when the entries are an index list.
 __device__ __forceinline__ uint32_t msm_len(uint32_t n, const uint32_t* n_dev) {
@@ -96,7 +96,7 @@ __device__ __forceinline__ Affine<F> msm_point(const Affine<F>* bases, uint32_t 
 }
 
 // Entry p of the bucket-sorted list: sorted[p] as above, or point p itself when `sorted`
-// is null (the points left by the batch-affine levels, ec/affine_sums.cuh).
+// is null (the points left by the batch-affine levels, msm/affine_sums.cuh).
 template <class F>
 __device__ __forceinline__ Affine<F> msm_entry(const Affine<F>* bases, const uint32_t* sorted, uint32_t p) {
     return sorted ? msm_point(bases, sorted[p]) : vload(bases + p);

@@ -1,26 +1,26 @@
-//! Step 3 of the Pippenger MSM (kernels/ec/msm.cuh): the entries of a window group in
+//! Step 3 of the Pippenger MSM (kernels/msm/msm.cuh): the entries of a window group in
 //! bucket order. Two ways, the same result up to the order inside a bucket:
 //! - direct (`msm_count`, `msm_scatter`): one global atomic per entry and window for its
 //!   bucket's slot and one for the next group's count; any group size;
-//! - binned (kernels/bin_scatter.cuh): one window per group, atomics in shared memory and
+//! - binned (kernels/msm/bin_scatter.cuh): one window per group, atomics in shared memory and
 //!   per block and bin in global memory. On the H200 the atomics with return bounded the
 //!   direct scatter of the 2^27 MSM; binned, its scatter took 76 instead of 128 ms. Used
-//!   from 2^22 entries ([`crate::msm_affine::MsmTuning::BINNED_MIN`]).
+//!   from 2^22 entries ([`super::MsmTuning::BINNED_MIN`]).
 
 use cudarc::driver::{CudaSlice, CudaView, LaunchArgs, PushKernelArg};
 use filprove_groth16::ProveError;
 
+use super::{launch_err, scan_u32, windows};
 use crate::gpu::{blocks, cfg, Gpu};
-use crate::msm::{launch_err, scan_u32};
 
-/// Buckets per bin of the binned scatter (1 << BIN_SHIFT in bin_scatter.cuh).
-pub(crate) const BIN: usize = 1 << 11;
+/// Buckets per bin of the binned scatter (1 << BIN_SHIFT in msm/bin_scatter.cuh).
+const BIN: usize = 1 << 11;
 /// Threads per block of msm_bin_scatter (BIN_THREADS).
 const BIN_THREADS: usize = 512;
 /// Entries per thread of msm_bin_scatter (its template argument PER).
 const BIN_PER_THREAD: usize = 8;
 /// The bin pass's kernel.
-pub(crate) const BIN_SCATTER: &str = "msm_bin_scatter";
+const BIN_SCATTER: &str = "msm_bin_scatter";
 /// Pairs per block of msm_bin_count / msm_bin_place (PLACE_THREADS x PLACE_PER_THREAD).
 const PLACE_TILE: usize = 512 * 16;
 /// Shared bytes of msm_bin_count / msm_bin_place (PLACE_KEYS words).
@@ -28,13 +28,13 @@ const PLACE_SHARED: u32 = 8192 * 4;
 
 /// A window group's entries in bucket order: `sorted` holds "base index | sign << 31"
 /// bucket after bucket, bucket k's from offsets[k] (nb + 1 offsets).
-pub(crate) struct Scattered {
+pub(super) struct Scattered {
     pub offsets: CudaSlice<u32>,
     pub sorted: CudaSlice<u32>,
 }
 
 /// The scalars of one MSM as the digit passes read them.
-pub(crate) struct Digits<'a> {
+pub(super) struct Digits<'a> {
     gpu: &'a Gpu,
     /// Kernel name prefix of the direct passes ("g1", "g2").
     prefix: &'static str,
@@ -86,8 +86,8 @@ impl<'a> Digits<'a> {
         }
         lb.arg(&mut canon);
         // SAFETY: msm_canonical(const Fr*, const u32*, u32, Fr*) and
-        // msm_canonical_planes(const Fr*, const u32*, u32, u32, u32*) as in scalars.cu and
-        // bin_scatter.cuh; `scalars` holds n Fr (or `list`'s n indices point into it),
+        // msm_canonical_planes(const Fr*, const u32*, u32, u32, u32*) as in msm_scalars.cu and
+        // msm/bin_scatter.cuh; `scalars` holds n Fr (or `list`'s n indices point into it),
         // `canon` canon_bytes(n).
         unsafe { lb.launch(cfg(blocks(n, 256).min(132 * 32), 256, 0)) }
             .map_err(launch_err(gpu, name))?;
@@ -101,7 +101,7 @@ impl<'a> Digits<'a> {
             binned,
             c,
             b: 1 << (c - 1),
-            windows: crate::msm::windows(c),
+            windows: windows(c),
         })
     }
 
@@ -194,7 +194,7 @@ impl<'a> Digits<'a> {
     }
 
     /// msm_bin_scatter over every entry: window `w` into `pairs` when given (bin_off and
-    /// fill as bin_scatter.cuh says), window `cw`'s bins counted into `counted` when given.
+    /// fill as msm/bin_scatter.cuh says), window `cw`'s bins counted into `counted` when given.
     #[allow(clippy::too_many_arguments)]
     fn bin_pass(
         &self,
@@ -229,7 +229,7 @@ impl<'a> Digits<'a> {
         lb.arg(&cw);
         let tile = BIN_THREADS * BIN_PER_THREAD;
         let grid = cfg(self.n.div_ceil(tile), BIN_THREADS as u32, 2 * nbins * 4);
-        // SAFETY: msm_bin_scatter's signature (bin_scatter.cuh), launched with
+        // SAFETY: msm_bin_scatter's signature (msm/bin_scatter.cuh), launched with
         // BIN_THREADS threads and tiles of BIN_PER_THREAD entries as compiled; bin_off holds
         // nbins + 1 words, fill and counted nbins (+ 1), pairs 2 n; the shared memory is 2
         // nbins words; `list`, when given, holds n indices.
@@ -283,7 +283,7 @@ impl<'a> Digits<'a> {
         let mut counts = gpu.zeros::<u32>(nb + 1)?;
         let grid = cfg(self.n.div_ceil(PLACE_TILE), 512, PLACE_SHARED);
         let nbins32 = nbins as u32;
-        // SAFETY (both launches): signatures as in bin_scatter.cuh; pairs holds
+        // SAFETY (both launches): signatures as in msm/bin_scatter.cuh; pairs holds
         // bin_off[nbins] <= n pairs whose buckets are below nb, counts (the cursors) and
         // offsets nb + 1 words, sorted n; PLACE_SHARED bytes of shared memory.
         unsafe {

@@ -7,8 +7,9 @@ use cudarc::driver::{CudaEvent, CudaSlice};
 use filprove_groth16::{Direction, ProveError, ProveReport};
 
 use crate::gpu::Gpu;
-use crate::msm::{self, Curve, DeviceMsm};
 use crate::pinned::Bounce;
+
+use super::{msm, msm_view, Curve, DeviceMsm};
 
 /// Where the bases of an MSM are.
 pub enum Bases<'a> {
@@ -89,7 +90,7 @@ pub fn msm_batched<C: Curve>(
     let nbatches = n.div_ceil(batch).max(1);
     if let (1, Bases::Device(d), false) = (nbatches, &bases, run.sync_per_batch) {
         run.report.count_reads += u32::from(split && n > 0);
-        return msm::msm::<C>(gpu, d, scalars, n, split).map(|r| Pending::Device(vec![r]));
+        return msm::<C>(gpu, d, scalars, n, split).map(|r| Pending::Device(vec![r]));
     }
     let s = gpu.stream();
     let copy = gpu.copy_stream();
@@ -110,7 +111,7 @@ pub fn msm_batched<C: Curve>(
         let r = match &bases {
             Bases::Device(d) => {
                 let b = d.slice(lo * ab..(lo + len) * ab);
-                msm::msm_view::<C>(gpu, &b, &sc, len, split)?
+                msm_view::<C>(gpu, &b, &sc, len, split)?
             }
             Bases::Host(h) => {
                 let slot = k % 2;
@@ -132,7 +133,7 @@ pub fn msm_batched<C: Curve>(
                 let ready = gpu.record(copy)?;
                 s.wait(&ready).map_err(|e| gpu.err("stream wait", e))?;
                 let b = slots[slot].slice(0..bytes.len());
-                let r = msm::msm_view::<C>(gpu, &b, &sc, len, split)?;
+                let r = msm_view::<C>(gpu, &b, &sc, len, split)?;
                 slot_free[slot] = Some(gpu.record(s)?);
                 r
             }

@@ -1,6 +1,6 @@
-// G1 MSM kernels (see ec/msm.cuh) and Fq self-test kernels.
-#include "ec/affine_sums.cuh"
-#include "ec/leftover.cuh"
+// G1 MSM kernels (see msm/msm.cuh), with the batch-affine levels and the leftover reduction.
+#include "msm/affine_sums.cuh"
+#include "msm/leftover.cuh"
 
 MSM_KERNELS(g1, Fq, MSM_SUM_BOUNDS, MSM_REDUCE_BOUNDS_G1)
 
@@ -27,23 +27,4 @@ extern "C" __global__ void LEFTOVER_REDUCE_BOUNDS g1_msm_leftover_reduce(const G
                                                                        const G1X* heavy, uint32_t light, uint32_t c,
                                                                        uint32_t S, G1X* partial) {
     msm_leftover_reduce<Fq>(pts, off, heavy, light, c, S, partial);
-}
-
-// out[i] = op(x[i], y[i]) on Montgomery Fq values. op: 0 mul, 1 add, 2 sub, 3 neg(x),
-// 4 from_mont(x), 5 to_mont(x), 6 sqr(x), 7 x^-1 (0 for 0)
-extern "C" __global__ void fq_test_op(Fq* out, const Fq* x, const Fq* y, uint32_t n, uint32_t op) {
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    Fq a = x[i], b = y[i], r;
-    switch (op) {
-        case 0: r = a * b; break;
-        case 1: r = a + b; break;
-        case 2: r = a - b; break;
-        case 3: r = a.neg(); break;
-        case 4: r = a.from_mont(); break;
-        case 5: r = a.to_mont(); break;
-        case 6: r = a.sqr(); break;
-        default: r = field_inverse(a); break;
-    }
-    out[i] = r;
 }

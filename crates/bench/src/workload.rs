@@ -13,9 +13,8 @@ use filprove_groth16::{Fr, ProveError, ProvingAssignment, Srs, VerifyingKey};
 use group::{Curve, Group};
 use rayon::prelude::*;
 
-use crate::gpu::Gpu;
-use crate::resident::{DeviceSrs, Lens};
-use crate::synth;
+pub use filprove_cuda::testing::resident::{DeviceSrs, Lens};
+use filprove_cuda::testing::{synth, Gpu};
 
 /// A partition's shape: row count, variable counts and the share of aux variables dense
 /// in A and in B.
@@ -284,6 +283,19 @@ pub fn device_srs(gpu: &Gpu, lens: Lens, seed: u64) -> Result<DeviceSrs, ProveEr
         b_g2,
         device_only: true,
         upload_time: t.elapsed(),
+    })
+}
+
+/// The host copy of a device-made parameter set: `stub`'s verifying key and every section
+/// downloaded from `dev` (the CPU reference proves with it).
+pub fn download_srs(gpu: &Gpu, dev: &DeviceSrs, stub: &Srs) -> Result<Srs, ProveError> {
+    Ok(Srs {
+        vk: stub.vk.clone(),
+        h: synth::download_g1(gpu, &dev.h, dev.lens.h)?,
+        l: synth::download_g1(gpu, &dev.l, dev.lens.l)?,
+        a: synth::download_g1(gpu, &dev.a, dev.lens.a)?,
+        b_g1: synth::download_g1(gpu, &dev.b_g1, dev.lens.b)?,
+        b_g2: synth::download_g2(gpu, &dev.b_g2, dev.lens.b)?,
     })
 }
 

@@ -1,6 +1,6 @@
 //! GPU benchmark: NTT, the H polynomial (7 NTTs + pointwise), G1 and G2 MSMs (uniform
 //! scalars, and the split MSM on a Filecoin-like 0/1 mix) over distinct device-made points
-//! (src/synth.rs; their generation is a row too). Timed with CUDA events after a warm-up;
+//! (filprove-cuda's synth.rs; their generation is a row too). Timed with CUDA events after a warm-up;
 //! the median of several runs. Prints a table last; `--json PATH` writes all rows.
 //!
 //! Usage: gpu_bench [--json PATH] [--quick]   (--quick: small sizes only, for a smoke run)
@@ -13,12 +13,12 @@ use std::time::Instant;
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
 use cudarc::driver::{CudaSlice, PushKernelArg};
-use filprove_cuda::gpu::{blocks, cfg};
-use filprove_cuda::msm::{self, G1, G2};
-use filprove_cuda::msm_affine::{LeftoverReduce, MsmTuning};
-use filprove_cuda::ntt::{NttKind, NttPlan};
-use filprove_cuda::synth::{self, SynthCurve};
-use filprove_cuda::{field, Gpu};
+use filprove_cuda::testing::msm::{self, G1, G2};
+use filprove_cuda::testing::ntt::{NttKind, NttPlan};
+use filprove_cuda::testing::synth::{self, SynthCurve};
+use filprove_cuda::testing::{blocks, cfg};
+use filprove_cuda::testing::{field, Gpu};
+use filprove_cuda::{LeftoverReduce, MsmTuning};
 use filprove_groth16::ProveError;
 use group::{Curve as _, Group};
 use rand::SeedableRng;
@@ -87,7 +87,7 @@ fn run() -> Result<(), ProveError> {
         Some(i) => msm_tuning(args.get(i + 1).map_or("", |s| s.as_str()))?,
         None => MsmTuning::PRODUCTION,
     };
-    let gpu = Gpu::open(0)?.with_msm_tuning(tuning);
+    let gpu = Gpu::open_selftest(0)?.with_msm_tuning(tuning);
     eprintln!("gpu_bench on {} ({tuning:?})", gpu.name());
     if args.iter().any(|a| a == "--breakdown") {
         // --steps ntt,h,g1,g1split,g2: only those steps (A/B builds of one kernel).
@@ -385,7 +385,7 @@ fn breakdown(gpu: &Gpu, lg: u32, steps: &[&str]) -> Result<(), ProveError> {
     };
     let plan = NttPlan::new(gpu, lg)?;
     if want("ntt") || want("h") {
-        println!("{}", filprove_cuda::ntt::strided_kernel_info(gpu)?);
+        println!("{}", filprove_cuda::testing::ntt::strided_kernel_info(gpu)?);
     }
     if want("ntt") {
         let mut d = random_fr(gpu, n, 1, 0)?;
@@ -401,7 +401,7 @@ fn breakdown(gpu: &Gpu, lg: u32, steps: &[&str]) -> Result<(), ProveError> {
         let mut b = random_fr(gpu, n, 3, 0)?;
         let mut c = random_fr(gpu, n, 4, 0)?;
         step(&format!("H 2^{lg}"), &mut || {
-            filprove_cuda::ntt::compute_h_in_place(gpu, &plan, [&mut a, &mut b, &mut c])
+            filprove_cuda::testing::ntt::compute_h_in_place(gpu, &plan, [&mut a, &mut b, &mut c])
         })?;
     }
     drop(plan);

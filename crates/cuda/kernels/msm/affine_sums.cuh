@@ -6,7 +6,7 @@
 // many denominators for 3 products each plus one inversion. Each level here pairs the
 // points of every bucket, (0, 1), (2, 3), ..., and writes the sums (an odd bucket's last
 // point goes on alone): m points become ceil(m / 2), in bucket order, with new offsets
-// (msm_affine_halve, then an exclusive scan). After the last level ec/leftover.cuh adds
+// (msm_affine_halve, then an exclusive scan). After the last level msm/leftover.cuh adds
 // what is left of each bucket in XYZZ coordinates, straight into the bucket reduction's
 // running sums.
 //
@@ -20,11 +20,11 @@
 // points are public). Phase 3 walks the slots backwards peeling each denominator's
 // inverse off the running inverse, and writes the sums.
 #pragma once
-#include "msm.cuh"
-#include "../ff/inverse.cuh"
+#include "msm/msm.cuh"
+#include "ff/inverse.cuh"
 
 // Threads per block (one inversion per block and round) and the level kernel's launch
-// bounds (blocks per SM). The host (src/msm_affine.rs) reads the block size back from the
+// bounds (blocks per SM). The host (src/msm/affine.rs) reads the block size back from the
 // launch bounds; it passes the most output slots per thread and round.
 #define AFF_THREADS 128
 #define AFF_MIN_BLOCKS 3

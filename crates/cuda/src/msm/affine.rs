@@ -1,0 +1,195 @@
+//! Batch-affine levels of the G1 bucket sums (kernels/msm/affine_sums.cuh).
+//!
+//! Each level pairs the points of every bucket and adds each pair in affine coordinates,
+//! the denominators of a block's pairs inverted together: about 6 field products per
+//! addition against the 10 of the mixed XYZZ addition that `msm_chunk_sum` makes. What
+//! the last level leaves of each bucket (about a 2^-levels share of the entries) goes
+//! straight into the bucket reduction's running sums (leftover.rs, kernels/msm/leftover.cuh).
+
+use cudarc::driver::{CudaFunction, CudaSlice, CudaView, DriverError, PushKernelArg};
+use filprove_groth16::ProveError;
+
+use crate::gpu::{blocks, cfg, Gpu};
+use crate::kernels::{AFFINE_LEVEL as LEVEL, AFFINE_LEVEL_SHARED_PER_THREAD};
+
+use super::{scan_u32, MsmTuning};
+
+/// Bytes of one G1 affine point and of one Fq element on the device.
+const POINT_BYTES: usize = 96;
+const FQ_BYTES: usize = 48;
+/// Scratch bytes per output slot of a level round: a prefix product, two input indices
+/// and a case byte.
+const SLOT_BYTES: usize = FQ_BYTES + 2 * 4 + 1;
+/// Upper bound on the level kernel's resident threads (132 SMs x 1,024), for the scratch
+/// bound.
+const MAX_THREADS: usize = 132 * 1024;
+
+/// Dynamic shared memory of the level kernel for blocks of `threads` (as much as
+/// `Gpu::open` allows it for a block of its launch bound).
+fn stage_bytes(threads: u32) -> u32 {
+    AFFINE_LEVEL_SHARED_PER_THREAD * threads
+}
+
+/// The level kernel's block size: its launch bound (`AFF_THREADS` in affine_sums.cuh).
+fn level_threads(f: &CudaFunction) -> Result<u32, DriverError> {
+    Ok(f.max_threads_per_block()?.max(32) as u32)
+}
+
+/// Upper bound on the points one level leaves from at most `m` points in `nb` buckets:
+/// sum of ceil(m_b / 2) <= (m + number of odd buckets) / 2.
+pub(super) fn halved(m: usize, nb: usize) -> usize {
+    (m + nb.min(m)).div_ceil(2)
+}
+
+impl MsmTuning {
+    /// Device bytes the levels need beyond the scattered entries of a window group of at
+    /// most `entries` entries in `nb` buckets: two levels' points, two offset arrays and
+    /// the scratch (0 when the group runs no levels).
+    pub fn scratch_bytes(&self, entries: usize, nb: usize) -> usize {
+        let levels = self.levels_for(entries);
+        if levels == 0 {
+            return 0;
+        }
+        let first = halved(entries, nb);
+        let second = if levels > 1 { halved(first, nb) } else { 0 };
+        (first + second) * POINT_BYTES
+            + 3 * (nb + 1) * 4
+            + self.slots.max(1) as usize * MAX_THREADS * SLOT_BYTES
+    }
+}
+
+/// What the levels leave: `points` in bucket order, `offsets` (nb + 1) per bucket, at
+/// most `bound` points (the exact count is `offsets[nb]`, on the device).
+pub(super) struct Leftover {
+    pub(super) points: CudaSlice<u8>,
+    pub(super) offsets: CudaSlice<u32>,
+    pub(super) bound: usize,
+}
+
+/// Runs the levels `sums` gives a group of `entries` (at least 1 level) over the scattered
+/// entries `sorted` (indices into `bases`, sign in bit 31) with bucket `offsets` (nb + 1),
+/// at most `entries` of them. Everything is queued on the compute stream.
+pub(super) fn run_levels(
+    gpu: &Gpu,
+    bases: &CudaView<'_, u8>,
+    sorted: &CudaSlice<u32>,
+    offsets: &CudaSlice<u32>,
+    nb: usize,
+    entries: usize,
+    sums: &MsmTuning,
+) -> Result<Leftover, ProveError> {
+    let levels = sums.levels_for(entries);
+    let s = gpu.stream();
+    let level_fn = gpu.func(LEVEL)?;
+    let halve_fn = gpu.func("g1_msm_affine_halve")?;
+    let block = level_threads(level_fn).map_err(|e| gpu.err(LEVEL, e))?;
+    let stage = stage_bytes(block);
+    let grid = (gpu.resident_threads_with(LEVEL, block, stage)? / block as usize)
+        .clamp(1, MAX_THREADS / block as usize);
+    let slots = sums.slots.max(1);
+    let entries_per_array = slots as usize * grid * block as usize;
+    let mut pre = gpu.alloc::<u8>(entries_per_array * FQ_BYTES)?;
+    let mut src_a = gpu.alloc::<u32>(entries_per_array)?;
+    let mut src_b = gpu.alloc::<u32>(entries_per_array)?;
+    let mut kind = gpu.alloc::<u8>(entries_per_array)?;
+    let nb32 = nb as u32;
+    let null = 0u64;
+    let mut cur: Option<Leftover> = None;
+    let mut bound = entries;
+    for _ in 0..levels.max(1) {
+        let in_off = cur.as_ref().map_or(offsets, |c| &c.offsets);
+        let mut counts = gpu.alloc::<u32>(nb + 1)?;
+        // SAFETY: msm_affine_halve(const u32* off, u32 nb, u32* counts) as in
+        // affine_sums.cuh; `in_off` and `counts` hold nb + 1 words.
+        unsafe {
+            s.launch_builder(halve_fn)
+                .arg(in_off)
+                .arg(&nb32)
+                .arg(&mut counts)
+                .launch(cfg(blocks(nb + 1, 256), 256, 0))
+        }
+        .map_err(|e| gpu.err("g1_msm_affine_halve", e))?;
+        let mut out_off = gpu.alloc::<u32>(nb + 1)?;
+        scan_u32(gpu, &counts, &mut out_off, nb + 1)?;
+        drop(counts);
+        let next = halved(bound, nb);
+        let mut out = gpu.alloc::<u8>(next.max(1) * POINT_BYTES)?;
+        // SAFETY: msm_affine_level(pts, sorted, in_off, out_off, nb, out, pre, src_a,
+        // src_b, kind, slots) as in msm_g1.cu, blocks of its launch bound with their
+        // dynamic shared memory (allowed at module load, `prepare`). The first level reads `bases` through `sorted` (at most
+        // `entries` indices below the bases' length), later ones the previous level's
+        // points (`bound` of them, `in_off[nb]` used); `out` holds `next` >= out_off[nb]
+        // points; the scratch holds `slots` entries per thread of `grid` blocks.
+        unsafe {
+            let mut lb = s.launch_builder(level_fn);
+            match &cur {
+                Some(c) => lb.arg(&c.points).arg(&null),
+                None => lb.arg(bases).arg(sorted),
+            };
+            lb.arg(in_off)
+                .arg(&out_off)
+                .arg(&nb32)
+                .arg(&mut out)
+                .arg(&mut pre)
+                .arg(&mut src_a)
+                .arg(&mut src_b)
+                .arg(&mut kind)
+                .arg(&slots)
+                .launch(cfg(grid, block, stage))
+        }
+        .map_err(|e| gpu.err("g1_msm_affine_level", e))?;
+        cur = Some(Leftover {
+            points: out,
+            offsets: out_off,
+            bound: next,
+        });
+        bound = next;
+    }
+    gpu.probe("msm_affine_levels")?;
+    cur.ok_or_else(|| gpu.fault("no batch-affine level ran".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::msm::LeftoverReduce;
+
+    /// The bound holds for every way of spreading m points over nb buckets (brute force
+    /// over small cases), and it halves large groups.
+    #[test]
+    fn halved_bounds_every_spread() {
+        fn spreads(m: usize, nb: usize, out: &mut Vec<Vec<usize>>, cur: &mut Vec<usize>) {
+            if cur.len() == nb {
+                if cur.iter().sum::<usize>() == m {
+                    out.push(cur.clone());
+                }
+                return;
+            }
+            for k in 0..=m - cur.iter().sum::<usize>() {
+                cur.push(k);
+                spreads(m, nb, out, cur);
+                cur.pop();
+            }
+        }
+        for m in 0..9 {
+            for nb in 1..5 {
+                let mut all = Vec::new();
+                spreads(m, nb, &mut all, &mut Vec::new());
+                for s in all {
+                    let left: usize = s.iter().map(|k| k.div_ceil(2)).sum();
+                    assert!(left <= halved(m, nb), "{s:?}: {left} > {}", halved(m, nb));
+                }
+            }
+        }
+        assert_eq!(halved(1 << 27, 1 << 21), (1 << 26) + (1 << 20));
+        let on = MsmTuning {
+            levels: 4,
+            min_entries: 1,
+            slots: 128,
+            leftover: LeftoverReduce::Auto,
+            binned_min: MsmTuning::BINNED_MIN,
+        };
+        assert!(on.scratch_bytes(1 << 27, 1 << 21) > 9 << 30);
+        assert_eq!(MsmTuning::OFF.scratch_bytes(1 << 27, 1 << 21), 0);
+    }
+}

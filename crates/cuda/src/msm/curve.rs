@@ -1,0 +1,56 @@
+//! The curve groups the MSM kernels are instantiated for.
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
+
+use crate::field::{self, Limbs};
+
+/// A curve group the MSM kernels are instantiated for.
+pub trait Curve {
+    /// Kernel name prefix ("g1", "g2").
+    const PREFIX: &'static str;
+    /// Bytes of one affine point on the device (blst layout).
+    const AFFINE_BYTES: usize;
+    /// Bytes of one XYZZ accumulator.
+    const XYZZ_BYTES: usize;
+    /// Threads per block for the reductions (bounded by registers and shared memory).
+    const REDUCE_THREADS: u32;
+    /// Whether the bucket sums have batch-affine levels (affine.rs; G1 only).
+    const AFFINE_SUMS: bool;
+    /// Host affine type.
+    type Affine: Limbs;
+    /// Host projective type.
+    type Projective: group::Group;
+    /// Converts one downloaded XYZZ point.
+    fn from_xyzz(bytes: &[u8]) -> Self::Projective;
+}
+
+/// BLS12-381 G1.
+pub struct G1;
+/// BLS12-381 G2.
+pub struct G2;
+
+impl Curve for G1 {
+    const PREFIX: &'static str = "g1";
+    const AFFINE_BYTES: usize = 96;
+    const XYZZ_BYTES: usize = 192;
+    const REDUCE_THREADS: u32 = 128;
+    const AFFINE_SUMS: bool = true;
+    type Affine = G1Affine;
+    type Projective = G1Projective;
+    fn from_xyzz(bytes: &[u8]) -> G1Projective {
+        field::g1_from_xyzz(bytes)
+    }
+}
+
+impl Curve for G2 {
+    const PREFIX: &'static str = "g2";
+    const AFFINE_BYTES: usize = 192;
+    const XYZZ_BYTES: usize = 384;
+    const REDUCE_THREADS: u32 = 64;
+    const AFFINE_SUMS: bool = false;
+    type Affine = G2Affine;
+    type Projective = G2Projective;
+    fn from_xyzz(bytes: &[u8]) -> G2Projective {
+        field::g2_from_xyzz(bytes)
+    }
+}
