@@ -9,6 +9,11 @@
 #                                                 # sectors) and one 32 GiB WinningPoSt
 #   bash scripts/h200-fullscale.sh OUTDIR snap    # 32 GiB SnapDeals (16 partitions, zero data)
 #   bash scripts/h200-fullscale.sh OUTDIR all     # porep, then post (about 5 minutes in all)
+#   bash scripts/h200-fullscale.sh OUTDIR daemon  # 32 GiB PoRep C2 through the daemon: `params
+#                                                 # generate` writes the parameter file (47 GB),
+#                                                 # the daemon preloads it, `filprove bench`
+#                                                 # submits REPEAT requests at once over gRPC,
+#                                                 # the daemon verifies every proof
 #
 # SIZE=64GiB runs 64 GiB instead; REPEAT=N proves each request N times (submitted at once).
 # Writes under OUTDIR: the run's JSON log, prove-bench's report, the timeline analysis
@@ -16,7 +21,7 @@
 # last. Nothing is written to the default parameter directory.
 set -uo pipefail
 out="${1:?usage: h200-fullscale.sh OUTDIR porep|post}"
-what="${2:?usage: h200-fullscale.sh OUTDIR porep|post|snap|all}"
+what="${2:?usage: h200-fullscale.sh OUTDIR porep|post|snap|all|daemon}"
 bin="${FILPROVE_BIN:-.device/filprove}"
 size="${SIZE:-32GiB}"
 work="${FILPROVE_WORK:-/tmp/filprove-fullscale}"
@@ -27,6 +32,7 @@ if [ "$what" = all ]; then
   exit $?
 fi
 case "$what" in
+  daemon) kinds=porep ;;
   snap) kinds=snap; requests=(--request "$work/sector/snap.request.json") ;;
   porep) kinds=porep; requests=(--request "$work/sector/porep.request.json") ;;
   post) kinds=winning-post,window-post
@@ -39,6 +45,49 @@ t0=$(date +%s.%N)
 "$bin" fixtures --virtual --sector-size "$size" --kinds "$kinds" --out "$work/sector" --seed 1 \
   > "$out/fixtures.txt" 2>&1 || { cat "$out/fixtures.txt"; exit 1; }
 echo "virtual $size sector ($kinds): $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s" >> "$out/summary.txt"
+if [ "$what" = daemon ]; then
+  params="$work/params-files" sock="$work/daemon.sock"
+  df -h "$work" | tail -n 1 >> "$out/summary.txt"
+  t0=$(date +%s.%N)
+  env -u FIL_PROOFS_PARAMETER_CACHE "$bin" params generate --circuit "porep-${size%GiB}g" \
+    --params-dir "$params" > "$out/params.txt" 2>&1 || { tail -n 5 "$out/params.txt"; exit 1; }
+  echo "parameter file written: $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s, $(du -sh "$params" | cut -f1)" >> "$out/summary.txt"
+  cat > "$work/daemon.toml" <<TOML
+[server]
+unix_socket = "$sock"
+http_listen = "127.0.0.1:9821"
+[engine]
+backend = "cuda"
+partition_workers = ${PARTITION_WORKERS:-2}
+gpu_workers_per_device = 2
+[memory]
+budget = "${MEMORY_BUDGET_GIB:-48}GiB"
+[srs]
+param_cache = "$params"
+preload = ["porep-${size%GiB}g"]
+budget = "72GiB"
+[journal]
+dir = "$work/journal"
+TOML
+  t0=$(date +%s.%N)
+  FILPROVE_LOG_FORMAT=json "$bin" daemon -c "$work/daemon.toml" > "$out/daemon-run.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 600); do
+    [ -S "$sock" ] && grep -q 'parameters loaded' "$out/daemon-run.log" && break
+    sleep 0.5
+  done
+  echo "daemon ready with parameters: $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s" >> "$out/summary.txt"
+  "$bin" bench --addr "$sock" --request "$work/sector/porep.request.json" -n "${REPEAT:-5}" \
+    -j "${REPEAT:-5}" > "$out/daemon-bench.txt" 2>&1
+  rc=$?
+  cat "$out/daemon-bench.txt" >> "$out/summary.txt"
+  echo "daemon peak RSS: $(grep VmHWM "/proc/$pid/status" | tr -s ' ')" >> "$out/summary.txt"
+  kill -TERM "$pid"; wait "$pid"
+  "$bin" timeline "$out/daemon-run.log" > "$out/daemon-timeline.txt" 2>&1
+  grep -E "^(run|device|  )" "$out/daemon-timeline.txt" | head -n 30 >> "$out/summary.txt"
+  echo; cat "$out/summary.txt"
+  exit $rc
+fi
 # Host memory grows as it is used on this machine (MemTotal starts low): budgets are given.
 FILPROVE_LOG_FORMAT=json "$bin" prove-bench "${requests[@]}" --repeat "${REPEAT:-1}" \
   --params-dir "$work/params" --generate-params --backend cuda \
