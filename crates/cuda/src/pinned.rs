@@ -72,8 +72,12 @@ impl Drop for Registered {
     }
 }
 
-// SAFETY: the value only names a host range; unregistering works from any thread.
+// SAFETY: the value only names a host range (an address kept as usize, never dereferenced
+// here) and holds the context it was registered in; Drop binds that context before
+// cuMemHostUnregister, which the driver accepts from any thread.
 unsafe impl Send for Registered {}
+// SAFETY: no method takes &self to touch the range or the driver; shared references can
+// only read the address and length.
 unsafe impl Sync for Registered {}
 
 /// Bytes per registration of [`RegisteredPieces`]. Registering or unregistering holds
