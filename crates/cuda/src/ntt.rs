@@ -502,7 +502,10 @@ pub fn h_pointwise(
 ) -> Result<(), ProveError> {
     let n32 = u32::try_from(n)
         .map_err(|_| ProveError::Invalid(format!("h_pointwise over {n} elements")))?;
-    if [a.len(), b.len(), c.len()].iter().any(|&l| l < n * FR_BYTES) {
+    if [a.len(), b.len(), c.len()]
+        .iter()
+        .any(|&l| l < n * FR_BYTES)
+    {
         return Err(ProveError::Invalid(format!(
             "h_pointwise over {n} Fr with vectors of {}, {} and {} bytes",
             a.len(),

@@ -342,8 +342,7 @@ pub fn fr_random(
     seed: u64,
     filecoin_mix: bool,
 ) -> Result<CudaSlice<u8>, ProveError> {
-    let n32 =
-        u32::try_from(n).map_err(|_| ProveError::Invalid(format!("{n} random scalars")))?;
+    let n32 = u32::try_from(n).map_err(|_| ProveError::Invalid(format!("{n} random scalars")))?;
     let mode = u32::from(filecoin_mix);
     let mut d = gpu.alloc::<u8>(n * 32)?;
     // SAFETY: fr_random(Fr* out, u32 n, u64 seed, u32 mode) in selftest.cu; the argument
