@@ -35,7 +35,9 @@ impl Registered {
         if bytes < MIN_REGISTER_BYTES {
             return Err(format!("{bytes} bytes: too small to register"));
         }
-        // SAFETY: the caller's contract.
+        // SAFETY: new_unchecked has the same contract as this function (one live range,
+        // kept allocated and unmoved until the value is dropped and its copies complete),
+        // which the caller upholds.
         unsafe { Self::new_unchecked(gpu, ptr, bytes) }
     }
 
@@ -182,7 +184,8 @@ impl Bounce {
         gpu.bind()?;
         let mut ptrs = [0usize; 2];
         for p in &mut ptrs {
-            // SAFETY: a fresh allocation, freed in Drop.
+            // SAFETY: cuMemHostAlloc of `chunk` bytes in the context bound just above; the
+            // pointer is kept in self, written before it is read, and freed once in Drop.
             let ptr = unsafe { result::malloc_host(chunk, sys::CU_MEMHOSTALLOC_PORTABLE) }
                 .map_err(|e| gpu.err("cuMemHostAlloc (bounce buffer)", e))?;
             *p = ptr as usize;
