@@ -46,7 +46,8 @@ fn main() {
         );
         fs::write(
             out.join("kernels.rs"),
-            "pub const MODULES: &[(&str, &[u8])] = &[];\n",
+            "/// The kernel modules: none (built without nvcc).\n\
+             pub const MODULES: &[(&str, &[u8])] = &[];\n",
         )
         .expect("write kernels.rs");
         println!("cargo:rustc-env=FILPROVE_CUDA_BUILD_NOTE=nvcc not found at build time");
@@ -97,7 +98,8 @@ fn main() {
         ));
     }
     let code = format!(
-        "pub const MODULES: &[(&str, &[u8])] = &[\n{}];\n",
+        "/// The kernel modules: (source file stem, fatbin) for each `kernels/**/*.cu`.\n\
+         pub const MODULES: &[(&str, &[u8])] = &[\n{}];\n",
         entries.concat()
     );
     fs::write(out.join("kernels.rs"), code).expect("write kernels.rs");

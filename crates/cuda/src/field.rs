@@ -37,13 +37,16 @@ fn le_u64(c: &[u8]) -> u64 {
 /// # Safety
 /// Implementors must be `repr(transparent)` over plain limb arrays with no padding.
 pub unsafe trait Limbs: Copy {}
-// SAFETY: all four are repr(transparent) over blst structs of u64 limbs.
+// SAFETY: blstrs's Scalar is repr(transparent) over blst_fr, a repr(C) struct of [u64; 4]:
+// 32 bytes, no padding, every bit pattern a valid value of the type.
 unsafe impl Limbs for Fr {}
-// SAFETY: see above.
+// SAFETY: G1Affine is repr(transparent) over blst_p1_affine, repr(C) { x, y: blst_fp }
+// with blst_fp a [u64; 6]: 96 bytes of u64 limbs, no padding.
 unsafe impl Limbs for G1Affine {}
-// SAFETY: see above.
+// SAFETY: G2Affine is repr(transparent) over blst_p2_affine, repr(C) { x, y: blst_fp2 }
+// with blst_fp2 two blst_fp of [u64; 6]: 192 bytes of u64 limbs, no padding.
 unsafe impl Limbs for G2Affine {}
-// SAFETY: see above.
+// SAFETY: Fp is repr(transparent) over blst_fp, a [u64; 6]: 48 bytes, no padding.
 unsafe impl Limbs for Fp {}
 
 /// The raw bytes of a slice of limb values.

@@ -599,10 +599,12 @@ impl GpuFixedBase {
         )?;
         let mut slots = Vec::with_capacity(self.opts.slots);
         for _ in 0..self.opts.slots {
-            // SAFETY (both pinned buffers): every byte is written (by a host copy or a
-            // download) before it is read.
+            // SAFETY: alloc_pinned leaves the memory uninitialised; every byte of host_in
+            // is written by the host copy of a chunk's scalars before the upload reads it.
             let host_in = unsafe { gpu.context().alloc_pinned::<u8>(c * 32) }
                 .map_err(|e| gpu.err("cuMemHostAlloc (fixed-base scalars)", e))?;
+            // SAFETY: as for host_in: host_out is read only after the download of a
+            // chunk's affine points has written it.
             let host_out = unsafe { gpu.context().alloc_pinned::<u8>(c * G1::AFFINE_BYTES) }
                 .map_err(|e| gpu.err("cuMemHostAlloc (fixed-base points)", e))?;
             slots.push(Slot {

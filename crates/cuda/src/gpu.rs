@@ -166,7 +166,9 @@ impl Gpu {
         // Cross-stream ordering is explicit: buffers filled on the copy stream are used on
         // the compute stream only after it waited on the copy's event, and freed only
         // after the compute stream was synchronised (see stage.rs).
-        // SAFETY: as above; cudarc's implicit per-buffer events are not relied on.
+        // SAFETY: with event tracking off, cudarc no longer orders a buffer's uses across
+        // streams; the explicit ordering described above does, and the context has no
+        // stream or buffer yet when it is turned off.
         unsafe { ctx.disable_event_tracking() };
         let new_stream = || {
             ctx.new_stream()
@@ -248,7 +250,11 @@ impl Gpu {
         stream: &Arc<CudaStream>,
         n: usize,
     ) -> Result<CudaSlice<T>, ProveError> {
-        // SAFETY: callers write every element before reading it.
+        // SAFETY: cudarc marks the allocation unsafe because the memory is uninitialised.
+        // It is device memory: Rust code reads it only through a download, which copies
+        // bytes into a host value of a DeviceRepr type (plain integers and limb arrays
+        // here, valid for any bit pattern), and the callers write every element before
+        // they rely on its value.
         unsafe { stream.alloc::<T>(n.max(1)) }
             .map_err(|e| self.oom(e, n * std::mem::size_of::<T>()))
     }
@@ -480,7 +486,11 @@ impl Gpu {
 
     /// Uninitialised device memory for `n` values of `T`.
     pub fn alloc<T: DeviceRepr>(&self, n: usize) -> Result<CudaSlice<T>, ProveError> {
-        // SAFETY: callers write every element before reading it.
+        // SAFETY: cudarc marks the allocation unsafe because the memory is uninitialised.
+        // It is device memory: Rust code reads it only through a download, which copies
+        // bytes into a host value of a DeviceRepr type (plain integers and limb arrays
+        // here, valid for any bit pattern), and the callers write every element before
+        // they rely on its value.
         unsafe { self.stream.alloc::<T>(n.max(1)) }
             .map_err(|e| self.oom(e, n * std::mem::size_of::<T>()))
     }

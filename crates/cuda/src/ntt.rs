@@ -238,10 +238,11 @@ impl NttPlan {
         // A block per 256-element tile pair from 2^8 on, one block below (ntt.cu).
         let c = cfg(if lg >= 8 { 1 << (lg - 8) } else { 1 }, 256, 16 << 10);
         let s = gpu.stream();
-        // SAFETY (both): signatures (Fr*, u32) and (Fr*, u32, const Fr*, const Fr*, u32,
-        // u32) as in ntt.cu; data holds 2^lg Fr, the tables 2^lo_bits and 2^(lg - lo_bits).
         match scale {
             None => {
+                // SAFETY: ntt_bitrev(Fr* d, u32 lg) as in ntt.cu; the kernel permutes the
+                // 2^lg Fr of data, which the callers checked (`self.check`) holds exactly
+                // 2^lg Fr, and data stays borrowed while the launch is queued on the stream.
                 unsafe {
                     s.launch_builder(gpu.func("ntt_bitrev")?)
                         .arg(&mut *data)
@@ -253,6 +254,10 @@ impl NttPlan {
             }
             Some((p, by_source)) => {
                 let (lo_bits, by_source) = (LO_BITS.min(lg), by_source as u32);
+                // SAFETY: ntt_bitrev_scale(Fr* d, u32 lg, const Fr* lo, const Fr* hi, u32
+                // lo_bits, u32 by_source) as in ntt.cu, arguments in that order; data holds
+                // 2^lg Fr (checked by the callers) and the plan's power tables p.lo and p.hi
+                // hold 2^lo_bits and 2^(lg - lo_bits) Fr, the ranges the kernel indexes.
                 unsafe {
                     s.launch_builder(gpu.func("ntt_bitrev_scale")?)
                         .arg(&mut *data)
@@ -289,9 +294,11 @@ impl NttPlan {
         let n = 1usize << lg;
         let inv = inverse as u32;
         let s = gpu.stream();
-        // SAFETY (all launches): signatures as in ntt.cu; `data` holds n Fr, the twiddle
-        // table n/2 Fr, the scaling tables 2^lo_bits and 2^(lg - lo_bits); every index
-        // stays below n.
+        // Soundness of every launch below (their SAFETY comments refer here): signatures
+        // as in ntt.cu; `data` holds n Fr (`self.check` by the callers), the twiddle table
+        // n/2 Fr, the scaling tables 2^lo_bits and 2^(lg - lo_bits); every index stays
+        // below n; each launch asks for the shared memory its kernel stages (bsize Fr for the
+        // shared-memory stages, STRIDED_SMEM bytes for the strided ones).
         let passes = strided_passes(lg);
         let k = passes.first().map_or(lg, |p| p.0);
         let (shared_fn, strided_fn) = if dif {
@@ -313,7 +320,8 @@ impl NttPlan {
                 None => b.arg(&null).arg(&null),
             };
             b.arg(&lo_bits);
-            // SAFETY: as above; a null table means no scaling.
+            // SAFETY: as stated at the top of this function; the n / bsize blocks each stage
+            // bsize Fr of data in shared memory; a null table means no scaling.
             unsafe { b.launch(cfg(n / bsize, threads, (bsize * FR_BYTES) as u32)) }
                 .map_err(|e| gpu.err("ntt_shared_stages", e))?;
             gpu.probe("ntt_shared_stages")
@@ -330,7 +338,8 @@ impl NttPlan {
         };
         for &(s0, kk) in order {
             let e = 1usize << BLOCK_LG;
-            // SAFETY: as above.
+            // SAFETY: as stated at the top of this function: the n / 2^BLOCK_LG blocks each
+            // take 2^BLOCK_LG indices of data below n, reading the n/2 twiddles.
             unsafe {
                 s.launch_builder(gpu.func(strided_fn)?)
                     .arg(&mut *data)
@@ -476,19 +485,50 @@ pub fn compute_h_in_place(
     let zinv = (Fr::MULTIPLICATIVE_GENERATOR.pow_vartime([n as u64]) - Fr::ONE)
         .invert()
         .unwrap_or(Fr::ZERO);
-    let (n32, zinv) = (n as u32, DevFr::from(zinv));
-    // SAFETY: signature (Fr*, const Fr*, const Fr*, u32, Fr); all three hold n Fr.
+    h_pointwise(gpu, n, da, db, dc, zinv)?;
+    gpu.probe("h_pointwise")?;
+    plan.coset_inverse(gpu, da)
+}
+
+/// `a[i] = (a[i] * b[i] - c[i]) * zinv` for the first `n` Fr of each device vector, queued
+/// on the compute stream: the pointwise step of H on the coset.
+pub fn h_pointwise(
+    gpu: &Gpu,
+    n: usize,
+    a: &mut CudaSlice<u8>,
+    b: &CudaSlice<u8>,
+    c: &CudaSlice<u8>,
+    zinv: Fr,
+) -> Result<(), ProveError> {
+    let n32 = u32::try_from(n)
+        .map_err(|_| ProveError::Invalid(format!("h_pointwise over {n} elements")))?;
+    if [a.len(), b.len(), c.len()]
+        .iter()
+        .any(|&l| l < n * FR_BYTES)
+    {
+        return Err(ProveError::Invalid(format!(
+            "h_pointwise over {n} Fr with vectors of {}, {} and {} bytes",
+            a.len(),
+            b.len(),
+            c.len()
+        )));
+    }
+    let zinv = DevFr::from(zinv);
+    // SAFETY: h_pointwise(Fr* a, const Fr* b, const Fr* c, u32 n, Fr zinv) in ntt.cu; the
+    // argument types match in order (DevFr is the kernel's 32-byte Fr, passed by value).
+    // The kernel touches indices below n only, and each of a, b, c was just checked to hold
+    // at least n Fr. The three slices are borrowed for the whole call and the launch is
+    // queued on gpu's stream, which orders any later free of them after the kernel.
     unsafe {
         gpu.stream()
             .launch_builder(gpu.func("h_pointwise")?)
-            .arg(&mut *da)
-            .arg(&*db)
-            .arg(&*dc)
+            .arg(a)
+            .arg(b)
+            .arg(c)
             .arg(&n32)
             .arg(&zinv)
             .launch(cfg(blocks(n, 256).min(132 * 32), 256, 0))
     }
     .map_err(|e| gpu.err("h_pointwise", e))?;
-    gpu.probe("h_pointwise")?;
-    plan.coset_inverse(gpu, da)
+    Ok(())
 }

@@ -35,7 +35,9 @@ impl Registered {
         if bytes < MIN_REGISTER_BYTES {
             return Err(format!("{bytes} bytes: too small to register"));
         }
-        // SAFETY: the caller's contract.
+        // SAFETY: new_unchecked has the same contract as this function (one live range,
+        // kept allocated and unmoved until the value is dropped and its copies complete),
+        // which the caller upholds.
         unsafe { Self::new_unchecked(gpu, ptr, bytes) }
     }
 
@@ -72,8 +74,12 @@ impl Drop for Registered {
     }
 }
 
-// SAFETY: the value only names a host range; unregistering works from any thread.
+// SAFETY: the value only names a host range (an address kept as usize, never dereferenced
+// here) and holds the context it was registered in; Drop binds that context before
+// cuMemHostUnregister, which the driver accepts from any thread.
 unsafe impl Send for Registered {}
+// SAFETY: no method takes &self to touch the range or the driver; shared references can
+// only read the address and length.
 unsafe impl Sync for Registered {}
 
 /// Bytes per registration of [`RegisteredPieces`]. Registering or unregistering holds
@@ -178,7 +184,8 @@ impl Bounce {
         gpu.bind()?;
         let mut ptrs = [0usize; 2];
         for p in &mut ptrs {
-            // SAFETY: a fresh allocation, freed in Drop.
+            // SAFETY: cuMemHostAlloc of `chunk` bytes in the context bound just above; the
+            // pointer is kept in self, written before it is read, and freed once in Drop.
             let ptr = unsafe { result::malloc_host(chunk, sys::CU_MEMHOSTALLOC_PORTABLE) }
                 .map_err(|e| gpu.err("cuMemHostAlloc (bounce buffer)", e))?;
             *p = ptr as usize;

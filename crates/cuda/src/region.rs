@@ -369,7 +369,12 @@ fn gather(
     msm::scan_u32(gpu, &pop, &mut pre, nwords)?;
     let nbits32 = nbits as u32;
     let mut tail = out.slice_mut(prefix.len() * 32..);
-    // SAFETY: as above; aux holds n_aux Fr, tail the `count` gathered ones.
+    // SAFETY: density_gather(const Fr* src, const u64* words, const u32* prefix, u32 nbits,
+    // Fr* out) as in scalars.cu, arguments in that order; its threads read bits below nbits
+    // of the nwords density words and src (aux, n_aux Fr) at those set bits, and write
+    // each one's Fr at its rank from pre (the scan of pop) into tail, which holds the
+    // `count` set bits' Fr. pre and pop live to the end of this function, after the launch
+    // that reads them is queued on s.
     unsafe {
         s.launch_builder(gpu.func("density_gather")?)
             .arg(aux)

@@ -333,6 +333,35 @@ pub fn scalars(
     Ok(d)
 }
 
+/// `n` scalars (Montgomery form, 32 bytes each) on the device from the selftest kernel
+/// `fr_random`, deterministic for `(seed, index)`: uniform, or with `filecoin_mix` a
+/// witness-like mix of 51 % zeros, 47 % ones and 2 % uniform values.
+pub fn fr_random(
+    gpu: &Gpu,
+    n: usize,
+    seed: u64,
+    filecoin_mix: bool,
+) -> Result<CudaSlice<u8>, ProveError> {
+    let n32 = u32::try_from(n).map_err(|_| ProveError::Invalid(format!("{n} random scalars")))?;
+    let mode = u32::from(filecoin_mix);
+    let mut d = gpu.alloc::<u8>(n * 32)?;
+    // SAFETY: fr_random(Fr* out, u32 n, u64 seed, u32 mode) in selftest.cu; the argument
+    // types match in order. The kernel writes out[i] for i < n only, and d was allocated
+    // with n * 32 bytes (n Fr) just above; d is owned here and returned, so it outlives
+    // the kernel queued on gpu's stream.
+    unsafe {
+        gpu.stream()
+            .launch_builder(gpu.func("fr_random")?)
+            .arg(&mut d)
+            .arg(&n32)
+            .arg(&seed)
+            .arg(&mode)
+            .launch(cfg(blocks(n, 256), 256, 0))
+    }
+    .map_err(|e| gpu.err("fr_random", e))?;
+    Ok(d)
+}
+
 /// Downloads the first `n` scalars of a device vector (waits for the stream).
 pub fn download_scalars(gpu: &Gpu, d: &CudaSlice<u8>, n: usize) -> Result<Vec<Fr>, ProveError> {
     if d.len() < n * 32 {

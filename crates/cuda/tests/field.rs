@@ -1,5 +1,9 @@
 //! Device field arithmetic (Fr, Fq, Fq2) against blstrs on random and edge values.
 
+// The kernel launches below need unsafe code; this test belongs to filprove-cuda, the one
+// crate allowed it.
+#![allow(unsafe_code)]
+
 mod common;
 
 use blstrs::{Fp, Fp2, Scalar as Fr};
@@ -10,11 +14,16 @@ use filprove_cuda::testing::Gpu;
 use filprove_cuda::testing::{blocks, cfg};
 
 fn run_op(gpu: &Gpu, kernel: &str, x: &[u8], y: &[u8], elem: usize, op: u32) -> Vec<u8> {
+    assert_eq!(x.len(), y.len(), "operands of different lengths");
     let n = x.len() / elem;
     let dx = gpu.upload(x).unwrap();
     let dy = gpu.upload(y).unwrap();
     let mut out = gpu.upload(&vec![0xa5u8; x.len()]).unwrap(); // poisoned
     let n32 = n as u32;
+    // SAFETY: the *_test_op kernels of selftest.cu take (T* out, const T* x, const T* y,
+    // u32 n, u32 op), matching the arguments in order, and touch elements below n only;
+    // out, dx and dy each hold n elements of `elem` bytes (n = x.len() / elem; y and out
+    // are as long as x, asserted above) and live until after the download below waits for the stream.
     unsafe {
         gpu.stream()
             .launch_builder(gpu.func(kernel).unwrap())

@@ -225,9 +225,8 @@ fn held_parameters_prove_without_their_host_sections() {
     };
     let want = cpu.prove(&srs, &[input]).unwrap()[0].to_bytes();
     let backend = CudaBackend::new(0).unwrap();
-    let off_host = |r: Result<_, ProveError>| {
-        matches!(r, Err(ProveError::ParametersOffHost { .. }))
-    };
+    let off_host =
+        |r: Result<_, ProveError>| matches!(r, Err(ProveError::ParametersOffHost { .. }));
     // Not resident yet: nothing to hold, and the verifying key alone cannot prove.
     assert!(!backend.hold_parameters(&srs, &vk_only));
     assert!(off_host(backend.prove(&vk_only, &[input]).map(|_| ())));
@@ -236,7 +235,10 @@ fn held_parameters_prove_without_their_host_sections() {
     // Resident after a proof; held, the verifying key alone gives the same bytes, staged too.
     assert_eq!(backend.prove(&srs, &[input]).unwrap()[0].to_bytes(), want);
     assert!(backend.hold_parameters(&srs, &vk_only));
-    assert_eq!(backend.prove(&vk_only, &[input]).unwrap()[0].to_bytes(), want);
+    assert_eq!(
+        backend.prove(&vk_only, &[input]).unwrap()[0].to_bytes(),
+        want
+    );
     let staged = backend.stage(&vk_only, &asg).unwrap();
     let (proof, _) = backend.prove_staged(&vk_only, input, staged).unwrap();
     assert_eq!(proof.to_bytes(), want);

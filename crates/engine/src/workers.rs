@@ -359,17 +359,16 @@ pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize, worker: usize) {
 /// Releases the host copy of `circuit_id`'s proving sections once every device holds
 /// them (EngineConfig::release_host_parameters).
 fn release_host_parameters(shared: &Shared, circuit_id: &str) {
-    let released = shared.srs.release_host_sections(circuit_id, |full, vk_only| {
-        shared
-            .devices
-            .iter()
-            .all(|d| d.backend.hold_parameters(full, vk_only))
-    });
+    let released = shared
+        .srs
+        .release_host_sections(circuit_id, |full, vk_only| {
+            shared
+                .devices
+                .iter()
+                .all(|d| d.backend.hold_parameters(full, vk_only))
+        });
     if released > 0 {
-        shared
-            .metrics
-            .srs_host_released
-            .inc_by(released);
+        shared.metrics.srs_host_released.inc_by(released);
     }
 }
 

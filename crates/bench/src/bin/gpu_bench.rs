@@ -12,12 +12,11 @@
 use std::time::Instant;
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use cudarc::driver::CudaSlice;
 use filprove_cuda::testing::msm::{self, G1, G2};
-use filprove_cuda::testing::ntt::{NttKind, NttPlan};
+use filprove_cuda::testing::ntt::{self, NttKind, NttPlan};
 use filprove_cuda::testing::synth::{self, SynthCurve};
-use filprove_cuda::testing::{blocks, cfg};
-use filprove_cuda::testing::{field, Gpu};
+use filprove_cuda::testing::Gpu;
 use filprove_cuda::{LeftoverReduce, MsmTuning};
 use filprove_groth16::ProveError;
 use group::{Curve as _, Group};
@@ -221,20 +220,7 @@ fn time(
 }
 
 fn random_fr(gpu: &Gpu, n: usize, seed: u64, mode: u32) -> Result<CudaSlice<u8>, ProveError> {
-    let mut d = gpu.alloc::<u8>(n * 32)?;
-    let n32 = n as u32;
-    // SAFETY: fr_random(Fr*, u32, u64, u32); d holds n Fr.
-    unsafe {
-        gpu.stream()
-            .launch_builder(gpu.func("fr_random")?)
-            .arg(&mut d)
-            .arg(&n32)
-            .arg(&seed)
-            .arg(&mode)
-            .launch(cfg(blocks(n, 256), 256, 0))
-    }
-    .map_err(|e| gpu.err("fr_random", e))?;
-    Ok(d)
+    synth::fr_random(gpu, n, seed, mode == 1)
 }
 
 /// NTT floor: 7 NTTs of 2^27 in 0.21 s (docs/reference/h200.md), scaled by n log n.
@@ -265,27 +251,13 @@ fn bench_h(gpu: &Gpu, lg: u32) -> Result<Row, ProveError> {
     let mut b = random_fr(gpu, n, 3, 0)?;
     let mut c = random_fr(gpu, n, 4, 0)?;
     let reps = if lg >= 26 { 3 } else { 7 };
-    let (n32, zinv) = (
-        n as u32,
-        field::DevFr::from(filprove_groth16::Fr::from(5u64)),
-    );
+    let zinv = filprove_groth16::Fr::from(5u64);
     let ms = time(gpu, 1, reps, || {
         for d in [&mut a, &mut b, &mut c] {
             plan.run(gpu, d, NttKind::Inverse)?;
             plan.run(gpu, d, NttKind::CosetForward)?;
         }
-        // SAFETY: h_pointwise(Fr*, const Fr*, const Fr*, u32, Fr); all hold n Fr.
-        unsafe {
-            gpu.stream()
-                .launch_builder(gpu.func("h_pointwise")?)
-                .arg(&mut a)
-                .arg(&b)
-                .arg(&c)
-                .arg(&n32)
-                .arg(&zinv)
-                .launch(cfg(blocks(n, 256).min(132 * 32), 256, 0))
-        }
-        .map_err(|e| gpu.err("h_pointwise", e))?;
+        ntt::h_pointwise(gpu, n, &mut a, &b, &c, zinv)?;
         plan.run(gpu, &mut a, NttKind::CosetInverse)
     })?;
     Ok(Row {

@@ -44,7 +44,7 @@ pub(super) fn bucket_sums<C: Curve>(
         SumInput::Heavy(..) => "msm_leftover_chunk_sum",
     };
     let null = 0u64;
-    // SAFETY (all three): argument lists as in msm.cuh's MSM_KERNELS and msm_g1.cu;
+    // SAFETY: argument lists as in msm.cuh's MSM_KERNELS and msm_g1.cu;
     // `offsets` holds nb + 1 words, their last at most `entries`; the scattered entries
     // index points below the bases' length; the leftover points are at least `entries`
     // (msm_entry reads a null index list as the identity), and with heavy offsets their
@@ -68,6 +68,11 @@ pub(super) fn bucket_sums<C: Curve>(
     gpu.probe("msm_chunk_sum")?;
     let mut heavy = gpu.alloc::<u32>(nb)?;
     let mut heavy_count = gpu.zeros::<u32>(1)?;
+    // SAFETY: msm_chunk_fixup(const u32* offsets, u32 nb, u32 l, const Xyzz* head, const
+    // Xyzz* tail, Xyzz* buckets, u32* heavy, u32* heavy_count) as in msm.cuh, arguments in
+    // that order; one thread per bucket below nb: offsets holds nb + 1 words, buckets nb
+    // points, head and tail `chunks` points (the chunk indices offsets / l reaches), heavy
+    // nb words and heavy_count one, all allocated above or owned by the caller.
     unsafe {
         s.launch_builder(gpu.func(&format!("{}_msm_chunk_fixup", C::PREFIX))?)
             .arg(offsets)
@@ -82,6 +87,10 @@ pub(super) fn bucket_sums<C: Curve>(
     }
     .map_err(launch_err(gpu, "msm_chunk_fixup"))?;
     // Grid-stride over the heavy buckets (their number stays on the device).
+    // SAFETY: msm_heavy_fixup(offsets, l, head, tail, buckets, heavy, heavy_count) as in
+    // msm.cuh; it reads the heavy_count <= nb bucket indices that msm_chunk_fixup wrote to
+    // heavy (each below nb), so it stays within the same buffers as that launch; t
+    // threads per block with t XYZZ points of shared memory for the block sums.
     unsafe {
         s.launch_builder(gpu.func(&format!("{}_msm_heavy_fixup", C::PREFIX))?)
             .arg(offsets)

@@ -24,7 +24,10 @@ pub fn scan_u32(
     let mut sums = gpu.alloc::<u32>(nblocks)?;
     let (n32, nb32) = (n as u32, nblocks as u32);
     let s: &CudaStream = gpu.stream();
-    // SAFETY (all three): signatures as in scalars.cu; buffers hold n and nblocks u32.
+    // SAFETY: scan_blocks(const u32* in, u32* out, u32 n, u32* sums) as in scalars.cu,
+    // arguments in that order. Its nblocks blocks of 1024 threads touch in[i] and out[i]
+    // for i < n, and sums[block]; the callers pass input and out of at least n words, and
+    // sums was just allocated with nblocks words.
     unsafe {
         s.launch_builder(gpu.func("scan_blocks")?)
             .arg(input)
@@ -34,6 +37,8 @@ pub fn scan_u32(
             .launch(cfg(nblocks, 1024, 0))
     }
     .map_err(launch_err(gpu, "scan_blocks"))?;
+    // SAFETY: scan_sums(u32* sums, u32 nb) scans the nblocks words of sums in one block;
+    // sums lives to the end of this function, after the launch that reads it is queued.
     unsafe {
         s.launch_builder(gpu.func("scan_sums")?)
             .arg(&mut sums)
@@ -41,6 +46,9 @@ pub fn scan_u32(
             .launch(cfg(1, 1024, 0))
     }
     .map_err(launch_err(gpu, "scan_sums"))?;
+    // SAFETY: scan_add(u32* out, u32 n, const u32* sums) adds sums[block] to out[i] for
+    // i < n: the same bounds as scan_blocks above; the stream orders the free of sums
+    // after this kernel.
     unsafe {
         s.launch_builder(gpu.func("scan_add")?)
             .arg(&mut *out)

@@ -68,8 +68,8 @@ pub(super) fn pippenger<C: Curve>(
     let resident = gpu.resident_threads(&k("msm_chunk_sum"), 128)?;
     // The scalars as integers, converted once for every digit pass.
     let digits = Digits::new(gpu, p, scalars, list, n, c, binned)?;
-    // SAFETY (every launch below): argument lists match msm.cuh's MSM_KERNELS; buffer sizes
-    // are as allocated here (buckets nb, head/tail `chunks`, partial gw*segs, window sums
+    // Soundness of every launch below (their SAFETY comments refer here): argument lists
+    // match msm.cuh's MSM_KERNELS; buffer sizes are as allocated here (buckets nb, head/tail `chunks`, partial gw*segs, window sums
     // w); the scatter (scatter.rs) gives nb + 1 offsets and their entries.
     //
     // The digits of every group after the first are counted by the scatter of the group
@@ -135,6 +135,13 @@ pub(super) fn pippenger<C: Curve>(
         // 2^19 buckets at 32 per thread are a quarter of a wave).
         let parts = plain * segs as usize;
         let mut partial = gpu.alloc::<u8>(parts * x)?;
+        // SAFETY: msm_bucket_reduce(const Xyzz* buckets, u32 c, u32 S, Xyzz* partial) as in
+        // msm.cuh's MSM_KERNELS, arguments in that order. all_buckets holds b XYZZ buckets
+        // for each of the `plain` windows, the 2^(c-1) a block of window w reads; the grid
+        // is `parts` = plain * segs blocks of t threads with t XYZZ points (`shared`) of
+        // shared memory for the block sum, and block i writes partial[i] only, which was
+        // just allocated with `parts` points. Both buffers are dropped only after the
+        // reads sum_runs queues on the same stream.
         unsafe {
             s.launch_builder(gpu.func(&k("msm_bucket_reduce"))?)
                 .arg(&all_buckets)

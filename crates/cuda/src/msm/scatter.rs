@@ -149,13 +149,18 @@ impl<'a> Digits<'a> {
         let scatter = format!("{}_msm_scatter", self.prefix);
         let count = format!("{}_msm_count", self.prefix);
         let args = (self.n as u32, w0, w1);
-        // SAFETY (both launches): argument lists match msm.cuh's MSM_KERNELS; counts and
-        // offsets hold nb + 1 words, sorted (w1 - w0) n, the next group's counts its
-        // buckets + 1; `list`, when given, holds n indices below the bases' count.
+        // The argument lists of both launches (direct_launch pushes the common prefix) match
+        // msm.cuh's MSM_KERNELS; counts and offsets hold nb + 1 words, sorted (w1 - w0) n,
+        // the next group's counts its buckets + 1; `list`, when given, holds n indices below
+        // the bases' count.
         let mut counts = match counted.take() {
             Some(counts) => counts,
             None => {
                 let mut counts = gpu.zeros::<u32>(nb + 1)?;
+                // SAFETY: the count pass reads the n canonical scalars of windows [w0, w1)
+                // (self.canon, sized by canon_bytes for n) and increments counts[bucket]
+                // for buckets below nb; counts was just allocated with nb + 1 words (see
+                // the argument list above).
                 unsafe { self.direct_launch(&count, &args, &mut counts)?.launch(grid) }
                     .map_err(launch_err(gpu, "msm_count"))?;
                 gpu.probe("msm_count")?;
@@ -173,6 +178,12 @@ impl<'a> Digits<'a> {
         } else {
             None
         };
+        // SAFETY: the scatter pass reads the same scalars as the count pass and writes each
+        // (window, index) entry once at its bucket's cursor in counts (the exclusive scan of
+        // the counts, so below (w1 - w0) n) into sorted, allocated with (w1 - w0) n words
+        // just above; next, when present, has the next group's buckets + 1 words, and a
+        // null pointer tells the kernel there is none. Every buffer outlives the launch on
+        // this stream (fill is dropped only after it is queued).
         unsafe {
             let mut lb = self.direct_launch(&scatter, &args, &mut counts)?;
             lb.arg(&mut sorted);
@@ -283,7 +294,7 @@ impl<'a> Digits<'a> {
         let mut counts = gpu.zeros::<u32>(nb + 1)?;
         let grid = cfg(self.n.div_ceil(PLACE_TILE), 512, PLACE_SHARED);
         let nbins32 = nbins as u32;
-        // SAFETY (both launches): signatures as in msm/bin_scatter.cuh; pairs holds
+        // SAFETY: signatures as in msm/bin_scatter.cuh; pairs holds
         // bin_off[nbins] <= n pairs whose buckets are below nb, counts (the cursors) and
         // offsets nb + 1 words, sorted n; PLACE_SHARED bytes of shared memory.
         unsafe {
@@ -301,6 +312,11 @@ impl<'a> Digits<'a> {
             .map_err(launch_err(gpu, "copy offsets"))?;
         gpu.probe("msm_scan")?;
         let mut sorted = gpu.alloc::<u32>(self.n)?;
+        // SAFETY: msm_bin_place(pairs, bin_off, nbins, counts, sorted) as in
+        // msm/bin_scatter.cuh; it reads the same bin_off[nbins] <= n pairs as msm_bin_count
+        // above and writes each one's index once, at its bucket's cursor in counts (the
+        // scanned counts, so below n), into sorted, which holds n words; PLACE_SHARED bytes
+        // of shared memory, as the kernel declares.
         unsafe {
             s.launch_builder(gpu.func("msm_bin_place")?)
                 .arg(&pairs)

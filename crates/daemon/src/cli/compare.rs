@@ -26,6 +26,7 @@ pub struct CompareArgs {
     /// Skip the warm-up runs.
     #[arg(long)]
     pub no_warmup: bool,
+    /// The backend and proving options.
     #[command(flatten)]
     pub prover: ProverOpts,
 }

@@ -46,11 +46,13 @@ impl RequestArgs {
 /// Arguments of `filprove prove`.
 #[derive(Args, Debug)]
 pub struct ProveArgs {
+    /// The request to work on.
     #[command(flatten)]
     pub input: RequestArgs,
     /// Where to write the proof (bytes exactly as filecoin-proofs-api returns them).
     #[arg(long, short)]
     pub out: PathBuf,
+    /// The backend and proving options.
     #[command(flatten)]
     pub prover: ProverOpts,
 }

@@ -47,6 +47,7 @@ impl PathArg {
 /// Arguments of `filprove synthesize`.
 #[derive(Args, Debug)]
 pub struct SynthesizeArgs {
+    /// The request to work on.
     #[command(flatten)]
     pub input: RequestArgs,
     /// The partition to synthesize.

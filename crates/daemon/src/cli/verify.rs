@@ -11,6 +11,7 @@ use super::prove::{read_input, RequestArgs};
 /// Arguments of `filprove verify`.
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
+    /// The request to work on.
     #[command(flatten)]
     pub input: RequestArgs,
     /// The proof file.

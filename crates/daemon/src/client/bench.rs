@@ -14,8 +14,10 @@ use crate::server::pb;
 /// `bench` arguments.
 #[derive(clap::Args, Clone, Debug)]
 pub struct BenchArgs {
+    /// The daemon's address.
     #[command(flatten)]
     pub connect: Connect,
+    /// What to prove.
     #[command(flatten)]
     pub input: RequestInput,
     /// Number of proofs.

@@ -226,8 +226,10 @@ impl PriorityArg {
 /// `submit`: queue a proof.
 #[derive(clap::Args, Clone, Debug)]
 pub struct SubmitArgs {
+    /// The daemon's address.
     #[command(flatten)]
     pub connect: Connect,
+    /// What to prove.
     #[command(flatten)]
     pub input: RequestInput,
     /// Idempotency key (default: a random id).
@@ -247,6 +249,7 @@ pub struct SubmitArgs {
 /// `await`: wait for a job.
 #[derive(clap::Args, Clone, Debug)]
 pub struct AwaitArgs {
+    /// The daemon's address.
     #[command(flatten)]
     pub connect: Connect,
     /// The job id.
@@ -262,6 +265,7 @@ pub struct AwaitArgs {
 /// `status`: devices, parameters, queues.
 #[derive(clap::Args, Clone, Debug)]
 pub struct StatusArgs {
+    /// The daemon's address.
     #[command(flatten)]
     pub connect: Connect,
     /// Print the Prometheus metrics instead.
@@ -272,6 +276,7 @@ pub struct StatusArgs {
 /// `cancel`: cancel a job.
 #[derive(clap::Args, Clone, Debug)]
 pub struct CancelArgs {
+    /// The daemon's address.
     #[command(flatten)]
     pub connect: Connect,
     /// The job id.
@@ -281,6 +286,7 @@ pub struct CancelArgs {
 /// `preload` / `evict`: parameter residency.
 #[derive(clap::Args, Clone, Debug)]
 pub struct SrsArgs {
+    /// The daemon's address.
     #[command(flatten)]
     pub connect: Connect,
     /// Circuit id: porep-32g, wpost-32g, winning-32g, snap-32g, ... (any size: 2k, 8m,

@@ -336,6 +336,7 @@ pub fn config(partition_workers: usize, express: bool) -> filprove_engine::Engin
         max_retained_jobs: 1000,
         reused_partition_buffers: None,
         reused_partition_buffers_idle: None,
+        release_host_parameters: true,
     }
 }
 
