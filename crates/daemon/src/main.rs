@@ -55,7 +55,8 @@ enum Command {
     /// under each transfer switch; pipeline throughput). Its proofs cannot verify.
     SyntheticBench(cli::synthetic::SyntheticArgs),
     /// Check the machine and a daemon configuration: GPUs, CUDA build, memory and cgroup
-    /// limit, parameter files and digests, socket permissions, what the daemon would do.
+    /// limit, parameter files and digests, socket permissions, the journal directory, what
+    /// the daemon would do.
     Doctor(cli::doctor::DoctorArgs),
     /// Run the proving daemon (cuzk.v1 gRPC, HTTP /metrics /status /healthz /readyz).
     Daemon(filprove::server::DaemonArgs),
