@@ -18,6 +18,7 @@ pub fn init() {
 
 /// The largest single allocation [`CappedAlloc`] lets through: 64 MiB, a thousand times the
 /// largest input `scripts/fuzz.sh` gives the file readers.
+#[allow(dead_code)]
 pub const MAX_ALLOCATION_BYTES: usize = 64 << 20;
 
 /// The system allocator, aborting on any single allocation above [`MAX_ALLOCATION_BYTES`]:
