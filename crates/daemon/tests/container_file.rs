@@ -137,7 +137,10 @@ fn the_containerfile_matches_the_repository() {
     );
     assert!(all(&ins, "COPY")
         .contains(&format!("--from=build {installed_bin} {installed_bin}").as_str()));
-    assert_eq!(exec_form(one(&ins, "ENTRYPOINT")), std::slice::from_ref(&installed_bin));
+    assert_eq!(
+        exec_form(one(&ins, "ENTRYPOINT")),
+        std::slice::from_ref(&installed_bin)
+    );
     assert!(one(&ins, "USER").starts_with("filprove"), "not root");
 
     // The command is one the binary accepts, with the installed configuration.
