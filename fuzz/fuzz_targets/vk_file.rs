@@ -6,6 +6,9 @@ mod common;
 #[path = "../targets/mod.rs"]
 mod targets;
 
+#[global_allocator]
+static ALLOCATOR: common::CappedAlloc = common::CappedAlloc;
+
 libfuzzer_sys::fuzz_target!(init: common::init(), |data: &[u8]| {
     targets::vk_file::run(data);
 });

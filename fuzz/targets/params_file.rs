@@ -2,8 +2,9 @@
 //! verifying key at the start of the file (`VerifyingKey::read`).
 //!
 //! Every count in a file is a u32 that the reader must check against the file's length
-//! before it allocates; run with `-malloc_limit_mb` (scripts/fuzz.sh does) to catch an
-//! allocation sized by a count rather than by the input.
+//! before it allocates. The cargo-fuzz binary aborts on any single allocation above 64 MiB
+//! (`CappedAlloc` in fuzz/common.rs; scripts/fuzz.sh gives inputs of at most 64 KiB), so an
+//! allocation sized by a count rather than by the input is a crash.
 
 use filprove_groth16::params::{ParamsHeader, ReadOptions};
 use filprove_groth16::{Srs, VerifyingKey};

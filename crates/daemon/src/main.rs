@@ -55,8 +55,12 @@ enum Command {
     /// under each transfer switch; pipeline throughput). Its proofs cannot verify.
     SyntheticBench(cli::synthetic::SyntheticArgs),
     /// Check the machine and a daemon configuration: GPUs, CUDA build, memory and cgroup
-    /// limit, parameter files and digests, socket permissions, what the daemon would do.
+    /// limit, parameter files and digests, socket permissions, the journal directory, what
+    /// the daemon would do.
     Doctor(cli::doctor::DoctorArgs),
+    /// Probe the daemon's /readyz (or /healthz) as its configuration says it listens (TLS,
+    /// token): exit 0 when it answers 200. For container health checks.
+    Health(cli::health::HealthArgs),
     /// Run the proving daemon (cuzk.v1 gRPC, HTTP /metrics /status /healthz /readyz).
     Daemon(filprove::server::DaemonArgs),
     #[command(flatten)]
@@ -97,6 +101,7 @@ fn main() {
         Command::VramPlan(a) => cli::vram_plan::run(a),
         Command::SyntheticBench(a) => cli::synthetic::run(a),
         Command::Doctor(a) => cli::doctor::run(a),
+        Command::Health(a) => cli::health::run(a),
         Command::Daemon(a) => filprove::server::run_daemon(a),
         Command::Client(c) => filprove::client::run_client(c),
         Command::Timeline(a) => cli::timeline::run(a),

@@ -2,7 +2,8 @@
 //! so what can go stale is checked by reading it. The paths it copies exist and are not
 //! left out of the build context, it builds and starts the binary this crate makes, the
 //! configuration it installs is valid and agrees with its volumes, environment and health
-//! check, and the command it runs is one the binary accepts.
+//! check (`filprove health` on that configuration), and the command it runs is one the
+//! binary accepts.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -136,7 +137,10 @@ fn the_containerfile_matches_the_repository() {
     );
     assert!(all(&ins, "COPY")
         .contains(&format!("--from=build {installed_bin} {installed_bin}").as_str()));
-    assert_eq!(exec_form(one(&ins, "ENTRYPOINT")), [installed_bin]);
+    assert_eq!(
+        exec_form(one(&ins, "ENTRYPOINT")),
+        std::slice::from_ref(&installed_bin)
+    );
     assert!(one(&ins, "USER").starts_with("filprove"), "not root");
 
     // The command is one the binary accepts, with the installed configuration.
@@ -166,11 +170,28 @@ fn the_containerfile_matches_the_repository() {
         env_value(&ins, "FIL_PROOFS_PARAMETER_CACHE").as_deref(),
         Some(config.srs.param_cache.as_str())
     );
+    // The health check is this binary's probe of the installed configuration, which
+    // parses it and dials its HTTP admin (nothing answers there in this test).
     let http = config.http_addr().unwrap().expect("the HTTP admin");
     let health = one(&ins, "HEALTHCHECK");
-    assert!(
-        health.contains(&format!("http://{http}/healthz")),
+    let (_, probe) = health.split_once("CMD ").expect("HEALTHCHECK ... CMD");
+    let mut probe = exec_form(probe);
+    assert_eq!(
+        probe[..3],
+        [installed_bin.as_str(), "health", "--config"],
         "{health}"
+    );
+    assert_eq!(probe[3], installed_config);
+    probe[3] = repo_config.display().to_string();
+    let o = Command::new(env!("CARGO_BIN_EXE_filprove"))
+        .args(&probe[1..])
+        .args(["--timeout-secs", "2"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        o.status.success() || stderr.contains(&format!("http://{http}/readyz")),
+        "{probe:?}: {stderr}"
     );
     let dirs = all(&ins, "RUN")
         .into_iter()

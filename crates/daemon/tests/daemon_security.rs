@@ -56,6 +56,37 @@ fn filprove_client(args: &[&str]) -> Ran {
     }
 }
 
+/// `filprove health -c <config>` on a configuration in `dir` with the daemon's HTTP admin
+/// address and `server` keys: whether it succeeded, its stdout and its stderr.
+fn filprove_health(dir: &Path, http: std::net::SocketAddr, server: &str) -> (bool, String, String) {
+    let config = dir.join(format!("health-{}.toml", next_config_number()));
+    std::fs::write(
+        &config,
+        format!(
+            "[server]\nunix_socket = {:?}\nhttp_listen = \"{http}\"\n{server}\n\
+             [journal]\nenabled = false\n",
+            dir.join("unused.sock").display().to_string()
+        ),
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_filprove"))
+        .args(["health", "--timeout-secs", "20", "-c"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn next_config_number() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
 #[test]
 fn an_address_other_machines_reach_needs_allow_remote() {
     let daemon = |args: &[&str]| {
@@ -140,7 +171,23 @@ async fn the_token_guards_tcp_grpc_and_the_admin_endpoints() {
     let token_arg = token_file.display().to_string();
     let o = filprove_client(&["status", "--addr", &tcp, "--token-file", &token_arg]);
     assert!(o.ok, "{}", o.stderr);
+
+    // `filprove health` on the daemon's configuration: /readyz answers (the token is sent,
+    // though the probes need none); once the daemon is gone, the probe fails.
+    let http = d.http;
+    let token_key = format!("auth_token_file = {:?}", token_file.display().to_string());
+    let (ok, out, err) = filprove_health(secrets.path(), http, &token_key);
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), "ready");
+    let (ok, out, _) = filprove_health(secrets.path(), http, "");
+    assert!(ok && out.trim() == "ready");
     d.shutdown().unwrap();
+    let (ok, _, err) = filprove_health(secrets.path(), http, "");
+    assert!(!ok);
+    assert!(
+        err.contains(&format!("http://{http}/readyz")) && err.contains("cannot connect"),
+        "{err}"
+    );
 }
 
 /// A self-signed certificate for "localhost" and 127.0.0.1 in `dir`: (certificate PEM, its
@@ -164,7 +211,7 @@ async fn tls_carries_grpc_and_http_with_a_self_signed_certificate() {
     let (cert_pem, cert, key) = self_signed(secrets.path());
     let d = TestDaemon::start(|c| {
         c.server.tls_cert_file = cert.clone();
-        c.server.tls_key_file = key;
+        c.server.tls_key_file = key.clone();
     });
     // The client commands: --tls-ca trusts the certificate; without it, no answer.
     let tcp = d.tcp.to_string();
@@ -226,5 +273,22 @@ async fn tls_carries_grpc_and_http_with_a_self_signed_certificate() {
     let mut answer = Vec::new();
     let _ = plain.read_to_end(&mut answer);
     assert!(!answer.starts_with(b"HTTP/"), "{answer:?}");
+
+    // `filprove health` on the daemon's configuration speaks HTTPS, the certificate of
+    // server.tls_cert_file pinned; without the TLS keys it gets no HTTP answer, and a
+    // configuration naming another certificate refuses the daemon's.
+    let tls_keys = format!("tls_cert_file = {cert:?}\ntls_key_file = {key:?}");
+    let (ok, out, err) = filprove_health(secrets.path(), d.http, &tls_keys);
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), "ready");
+    let (ok, _, err) = filprove_health(secrets.path(), d.http, "");
+    assert!(!ok);
+    assert!(err.contains("no HTTP answer"), "{err}");
+    let other = tempfile::tempdir().unwrap();
+    let (_, other_cert, other_key) = self_signed(other.path());
+    let other_keys = format!("tls_cert_file = {other_cert:?}\ntls_key_file = {other_key:?}");
+    let (ok, _, err) = filprove_health(secrets.path(), d.http, &other_keys);
+    assert!(!ok);
+    assert!(err.contains("TLS handshake failed"), "{err}");
     d.shutdown().unwrap();
 }

@@ -39,9 +39,10 @@ fn doctor_reports_each_problem_in_its_section() {
         &config,
         format!(
             "[server]\nunix_socket = {:?}\nhttp_listen = \"\"\n[engine]\nbackend = \"auto\"\n\
-             [srs]\nparam_cache = {:?}\npreload = [\"wpost-2k\"]\n",
+             [srs]\nparam_cache = {:?}\npreload = [\"wpost-2k\"]\n[journal]\ndir = {:?}\n",
             socket.display().to_string(),
-            params.display().to_string()
+            params.display().to_string(),
+            tmp.path().join("journal").display().to_string()
         ),
     )
     .unwrap();
@@ -96,4 +97,124 @@ fn doctor_names_filprove_s_equivalent_of_a_cuzk_key() {
         "{text}"
     );
     assert!(text.contains("the daemon would not start"), "{text}");
+}
+
+/// The lines of section `title` of a doctor report.
+fn section_of(text: &str, title: &str) -> String {
+    text.lines()
+        .skip_while(|l| *l != title)
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn journal_config(dir: &Path, journal: &str) -> std::path::PathBuf {
+    let config = dir.join("filprove.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[server]\nunix_socket = {:?}\nhttp_listen = \"\"\n[engine]\nbackend = \"cpu\"\n\
+             [srs]\nparam_cache = {:?}\n[journal]\n{journal}\n",
+            dir.join("run/filprove.sock").display().to_string(),
+            dir.display().to_string()
+        ),
+    )
+    .unwrap();
+    config
+}
+
+#[test]
+fn doctor_checks_the_journal_directory_and_its_room() {
+    let tmp = tempfile::tempdir().unwrap();
+
+    // A directory with an entry, on a file system with room for the bound.
+    let dir = tmp.path().join("journal");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("a.job"), [0u8; 100]).unwrap();
+    let config = journal_config(
+        tmp.path(),
+        &format!(
+            "dir = {:?}\nmax_bytes = \"300MiB\"",
+            dir.display().to_string()
+        ),
+    );
+    let (o, text) = doctor(&config);
+    let journal = section_of(&text, "journal");
+    assert!(
+        journal.contains(&format!("ok    journal.dir {} (owner", dir.display())),
+        "{journal}"
+    );
+    assert!(
+        journal.contains("1 accepted job(s) journaled (100 bytes)"),
+        "{journal}"
+    );
+    assert!(
+        journal.contains("free on its file system, journal.max_bytes 0.3 GiB"),
+        "{journal}"
+    );
+    assert!(
+        !journal.contains("FAIL") && !journal.contains("WARN"),
+        "{journal}"
+    );
+    assert!(
+        std::fs::read_dir(&dir).unwrap().count() == 1,
+        "the write probe is removed"
+    );
+    assert!(!text.contains("failure(s)"), "{text}");
+    assert!(o.status.success(), "{text}");
+
+    // A missing directory the daemon creates; more bytes allowed than the disk has.
+    let missing = tmp.path().join("new/journal");
+    let config = journal_config(
+        tmp.path(),
+        &format!(
+            "dir = {:?}\nmax_bytes = \"100000TiB\"",
+            missing.display().to_string()
+        ),
+    );
+    let (_, text) = doctor(&config);
+    let journal = section_of(&text, "journal");
+    assert!(
+        journal.contains(&format!(
+            "does not exist; the daemon creates it in {}",
+            tmp.path().display()
+        )),
+        "{journal}"
+    );
+    assert!(
+        journal.contains("WARN") && journal.contains("less than the"),
+        "{journal}"
+    );
+    assert!(
+        !missing.parent().unwrap().exists(),
+        "the doctor creates nothing"
+    );
+
+    // Under a regular file: it can never be made.
+    let file = tmp.path().join("file");
+    std::fs::write(&file, b"x").unwrap();
+    let config = journal_config(
+        tmp.path(),
+        &format!("dir = {:?}", file.join("journal").display().to_string()),
+    );
+    let (o, text) = doctor(&config);
+    let journal = section_of(&text, "journal");
+    assert!(
+        journal.contains(&format!(
+            "FAIL  journal.dir {}/journal: {} is not a directory",
+            file.display(),
+            file.display()
+        )),
+        "{journal}"
+    );
+    assert_eq!(o.status.code(), Some(1), "{text}");
+
+    // Turned off: said, not failed.
+    let config = journal_config(tmp.path(), "enabled = false");
+    let journal = section_of(&doctor(&config).1, "journal");
+    assert!(
+        journal.contains("WARN  journal.enabled = false"),
+        "{journal}"
+    );
 }

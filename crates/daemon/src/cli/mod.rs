@@ -5,6 +5,7 @@ pub mod compare;
 pub mod demo;
 pub mod doctor;
 pub mod fixtures;
+pub mod health;
 pub mod params;
 pub mod progress;
 pub mod prove;

@@ -168,7 +168,7 @@ pub fn run(args: ProveBenchArgs) -> Result<()> {
         .sum();
 
     // The loader hands out the generated sets once, then reads files.
-    let from_files = filprove_engine::filecoin::srs_loader(args.params_dir.clone(), false, false);
+    let from_files = crate::server::srs_loading::srs_loader(args.params_dir.clone(), false, false);
     let in_memory = Mutex::new(generated);
     let loader: SrsLoader = Arc::new(move |id: &str| -> Result<Srs, EngineError> {
         let taken = in_memory

@@ -18,6 +18,7 @@ pub mod intake;
 pub mod journal;
 mod listen;
 mod resume;
+pub mod srs_loading;
 pub mod tls;
 pub mod wire_status;
 
@@ -170,7 +171,7 @@ pub fn start_engine_on(
             "FIL_PROOFS_VERIFY_PRODUCTION_PARAMS: parameter digests are checked at load"
         );
     }
-    let loader = filprove_engine::filecoin::srs_loader(cache, c.srs.validate, check_digests);
+    let loader = srs_loading::srs_loader(cache, c.srs.validate, check_digests);
     let engine = Arc::new(Engine::start(engine_config(c)?, backends, loader)?);
     for id in &c.srs.preload {
         let id = filprove_engine::filecoin::normalize_circuit_id(id)

@@ -1,10 +1,11 @@
 //! `filprove doctor`: an operator's first look at a machine and a configuration. The
 //! build and the GPUs (driver, memory, compute capability against the kernels' targets),
 //! host and cgroup memory with the budgets the engine would take, the parameter files and
-//! their digests, the socket's permissions, and what the daemon would do with the
-//! configuration. Exits 1 when something would make the daemon fail.
+//! their digests, the socket's permissions, the journal's directory and free space, and
+//! what the daemon would do with the configuration. Exits 1 when something would make the daemon fail.
 
 mod host;
+mod journal;
 mod params;
 mod report;
 mod socket;
@@ -73,6 +74,7 @@ pub fn examine(args: &DoctorArgs) -> Report {
         }
     }
     socket::check(&mut r, &config);
+    journal::check(&mut r, &config);
     plan(&mut r, &config);
     r
 }

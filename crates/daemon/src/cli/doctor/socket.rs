@@ -8,7 +8,7 @@ use super::report::{Level, Report};
 use crate::server::{socket_state, Config, SocketState};
 
 /// This process's effective user and group ids, from `/proc/self/status`.
-fn own_ids() -> Option<(u32, u32)> {
+pub(super) fn own_ids() -> Option<(u32, u32)> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let field = |name: &str| -> Option<u32> {
         let line = status.lines().find_map(|l| l.strip_prefix(name))?;
@@ -19,7 +19,7 @@ fn own_ids() -> Option<(u32, u32)> {
 }
 
 /// The name of `id` in `/etc/passwd` or `/etc/group` (`name:x:id:...`), else the number.
-fn id_name(file: &str, id: u32) -> String {
+pub(super) fn id_name(file: &str, id: u32) -> String {
     std::fs::read_to_string(file)
         .ok()
         .and_then(|text| {
