@@ -10,7 +10,7 @@
 set -uo pipefail
 out="${1:?usage: gpu-run.sh OUTDIR [bench args]}"
 shift
-dir="${FILPROVE_DEVICE_DIR:-.device}"
+dir="${DEVICE_DIR:-.device}"
 mkdir -p "$out"
 export FILPROVE_REQUIRE_GPU=1 RUST_BACKTRACE=1
 {

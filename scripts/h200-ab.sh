@@ -7,7 +7,7 @@
 #   bash scripts/h200-ab.sh OUTDIR STEPS VARIANT...
 #
 # STEPS: gpu_bench's --steps (ntt,h,g1,g1split,g2). VARIANT: `name` (production) or
-# `name:key=value,key2=value` (gpu_bench's --msm settings). Rounds: FILPROVE_AB_ROUNDS
+# `name:key=value,key2=value` (gpu_bench's --msm settings). Rounds: ROUNDS
 # (default 2). Binary: .device/gpu_bench from crates/cuda/package-device.sh. For example
 # four affine levels against five:
 #   bash scripts/h200-ab.sh $OUT g1,g1split base four:levels=4
@@ -16,8 +16,8 @@ out="${1:?usage: h200-ab.sh OUTDIR STEPS VARIANT...}"
 steps="${2:?usage: h200-ab.sh OUTDIR STEPS VARIANT...}"
 shift 2
 [ $# -gt 0 ] || { echo "give at least one variant" >&2; exit 2; }
-bin="${FILPROVE_BENCH_BIN:-.device/gpu_bench}"
-rounds="${FILPROVE_AB_ROUNDS:-2}"
+bin="${BENCH_BIN:-.device/gpu_bench}"
+rounds="${ROUNDS:-2}"
 mkdir -p "$out"
 rc=0
 for r in $(seq 1 "$rounds"); do

@@ -7,7 +7,7 @@
 #
 #   bash scripts/h200-transfer.sh OUTDIR [LG] [PARTITIONS] [modes|pipeline|all]
 #
-# FILPROVE_PIPELINE_WORKERS: the pipeline runs' GPU worker counts (default "1 2").
+# WORKERS: the pipeline runs' GPU worker counts (default "1 2").
 #
 # Binary: .device/filprove from crates/cuda/package-device.sh.
 set -uo pipefail
@@ -36,7 +36,7 @@ if [ "$what" != pipeline ]; then
     run modes --proofs 1
 fi
 if [ "$what" != modes ]; then
-    for w in ${FILPROVE_PIPELINE_WORKERS:-1 2}; do
+    for w in ${WORKERS:-1 2}; do
         run "pipeline-$w" --modes none --pipeline-partitions "$parts" --pipeline-workers "$w"
         FILPROVE_LOG_FORMAT=text "$bin" timeline "$out/pipeline-$w.log" --svg "$out/timeline-$w.svg" \
             --html "$out/timeline-$w.html" --json "$out/timeline-$w.json" > "$out/timeline-$w.txt" 2>&1
