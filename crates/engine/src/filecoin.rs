@@ -5,11 +5,11 @@
 //! "winning-32g", "snap-32g"); [`normalize_circuit_id`] also accepts the longer kind names
 //! and the `v28-...` cache ids.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use filprove_filecoin::{network_manifest, CircuitSpec, FilecoinError, ProofKind, ProofRequest};
-use filprove_groth16::params::Manifest;
+use filprove_groth16::params::{Manifest, ReadOptions};
 use filprove_groth16::{Proof, ProvingAssignment, Srs};
 
 use crate::memory::estimate_partition_bytes;
@@ -124,11 +124,28 @@ pub fn normalize_circuit_id(id: &str) -> Result<String, EngineError> {
         .ok_or_else(|| EngineError::UnknownCircuit(id.to_string()))
 }
 
+/// Reads one parameter file: its path, the circuit id it is loaded for, and whether every
+/// point is checked. [`srs_loader_reading`] takes one (the daemon's draws a progress bar).
+pub type ParamsReader = Arc<dyn Fn(&Path, &str, bool) -> Result<Srs, FilecoinError> + Send + Sync>;
+
 /// A loader reading `<cache_dir>/v28-<cache id>.params` with `Srs::read_file` (checking
 /// every point when `validate`). With `check_digests` (the daemon sets it when
 /// `FIL_PROOFS_VERIFY_PRODUCTION_PARAMS` is on), a file listed in the network's
 /// `parameters.json` must match its digest first (digests are cached per file).
 pub fn srs_loader(cache_dir: PathBuf, validate: bool, check_digests: bool) -> SrsLoader {
+    let read: ParamsReader = Arc::new(|path: &Path, _: &str, validate: bool| {
+        Ok(Srs::read_file(path, &ReadOptions { validate })?)
+    });
+    srs_loader_reading(cache_dir, validate, check_digests, read)
+}
+
+/// [`srs_loader`], reading each file that is present with `read`.
+pub fn srs_loader_reading(
+    cache_dir: PathBuf,
+    validate: bool,
+    check_digests: bool,
+    read: ParamsReader,
+) -> SrsLoader {
     Arc::new(move |id: &str| -> Result<Srs, EngineError> {
         let spec = circuit_spec(id).ok_or_else(|| EngineError::UnknownCircuit(id.to_string()))?;
         let srs_err = |code: &str, message: String| EngineError::Srs {
@@ -143,7 +160,8 @@ pub fn srs_loader(cache_dir: PathBuf, validate: bool, check_digests: bool) -> Sr
                 .check(spec.params_path(&cache_dir))
                 .map_err(|e| srs_err(e.code(), e.to_string()))?;
         }
-        spec.load_srs(&cache_dir, validate)
+        filprove_filecoin::params::check_params_present(&spec, &cache_dir)
+            .and_then(|path| read(&path, id, validate))
             .map_err(|e| srs_err(e.code(), e.to_string()))
     })
 }

@@ -1,15 +1,15 @@
-//! The daemon's parameter loader: the engine's rules (`filprove_engine::filecoin::
-//! srs_loader`: circuit ids, the digest check of FIL_PROOFS_VERIFY_PRODUCTION_PARAMS, error
-//! codes), with a bar per file being read (bytes decoded, rate, time left) when stderr is a
+//! The daemon's parameter loader: the engine's (`filprove_engine::filecoin::
+//! srs_loader_reading`: circuit ids, the digest check of FIL_PROOFS_VERIFY_PRODUCTION_PARAMS,
+//! error codes), reading each file under a bar (bytes decoded, rate, time left) when stderr is a
 //! terminal. Off a terminal nothing is drawn and the engine's log lines say what was loaded.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use filprove_engine::filecoin::circuit_spec;
-use filprove_engine::{EngineError, SrsLoader};
-use filprove_filecoin::{network_manifest, FilecoinError};
-use filprove_groth16::params::{Manifest, ParamsHeader, ReadOptions};
+use filprove_engine::filecoin::ParamsReader;
+use filprove_engine::SrsLoader;
+use filprove_filecoin::FilecoinError;
+use filprove_groth16::params::{ParamsHeader, ReadOptions};
 use filprove_groth16::Srs;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget};
 
@@ -38,23 +38,10 @@ pub fn srs_loader_to(
     check_digests: bool,
     bars: MultiProgress,
 ) -> SrsLoader {
-    Arc::new(move |id: &str| -> Result<Srs, EngineError> {
-        let spec = circuit_spec(id).ok_or_else(|| EngineError::UnknownCircuit(id.to_string()))?;
-        let fail = |code: &str, message: String| EngineError::Srs {
-            circuit_id: id.to_string(),
-            code: code.to_string(),
-            message,
-        };
-        if check_digests {
-            Manifest::from_json(network_manifest())
-                .map_err(|e| fail(e.code(), e.to_string()))?
-                .check(spec.params_path(&cache_dir))
-                .map_err(|e| fail(e.code(), e.to_string()))?;
-        }
-        let path = filprove_filecoin::params::check_params_present(&spec, &cache_dir)
-            .map_err(|e| fail(e.code(), e.to_string()))?;
-        read_drawn(&path, id, validate, &bars).map_err(|e| fail(e.code(), e.to_string()))
-    })
+    let read: ParamsReader = Arc::new(move |path: &Path, id: &str, validate: bool| {
+        read_drawn(path, id, validate, &bars)
+    });
+    filprove_engine::filecoin::srs_loader_reading(cache_dir, validate, check_digests, read)
 }
 
 /// Reads `path` under a bar over its sections' bytes (removed when done).
