@@ -15,7 +15,8 @@
 #                                                 # submits REPEAT requests at once over gRPC,
 #                                                 # the daemon verifies every proof
 #
-# SIZE=64GiB runs 64 GiB instead; REPEAT=N proves each request N times (submitted at once).
+# SIZE=64GiB runs 64 GiB instead; REPEAT=N proves each request N times (submitted at once);
+# the daemon run takes REGISTER_BUDGET_MS ([cuda] register_budget_ms) and MEMORY_BUDGET_GIB.
 # Writes under OUTDIR: the run's JSON log, prove-bench's report, the timeline analysis
 # (GPU busy share, idle gaps, per-partition stages, peak VRAM) and summary.txt, printed
 # last. Nothing is written to the default parameter directory.
@@ -69,6 +70,7 @@ budget = "72GiB"
 [journal]
 dir = "$work/journal"
 TOML
+  [ -n "${REGISTER_BUDGET_MS:-}" ] && printf '[cuda]\nregister_budget_ms = %s\n' "$REGISTER_BUDGET_MS" >> "$work/daemon.toml"
   t0=$(date +%s.%N)
   FILPROVE_LOG_FORMAT=json "$bin" daemon -c "$work/daemon.toml" > "$out/daemon-run.log" 2>&1 &
   pid=$!
