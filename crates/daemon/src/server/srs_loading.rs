@@ -79,6 +79,7 @@ fn read_counted(path: &Path, validate: bool, bar: &ProgressBar) -> Result<Srs, F
 #[cfg(test)]
 mod tests {
     use super::*;
+    use filprove_engine::EngineError;
     use filprove_filecoin::CircuitSpec;
     use filprove_groth16::params::VerifyingKey;
     use filprove_groth16::{G1Affine, G2Affine};
