@@ -380,9 +380,25 @@ extern "C" __global__ void NTT_BOUNDS
     }
 }
 
-// a = (a*b - c) * zinv: the quotient by Z on the coset, where Z is the constant g^n - 1.
-extern "C" __global__ void h_pointwise(Fr* a, const Fr* b, const Fr* c, uint32_t n, Fr zinv) {
+// H's pointwise steps (ntt.rs, compute_h_in_place).
+// c = a*b on the subgroup: a satisfying witness's C evaluations, formed on the device.
+extern "C" __global__ void h_product(Fr* c, const Fr* a, const Fr* b, uint32_t n) {
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        store_fr(a + i, (load_fr(a + i) * load_fr(b + i) - load_fr(c + i)) * zinv);
+        store_fr(c + i, load_fr(a + i) * load_fr(b + i));
+    }
+}
+// a = a*b on the coset.
+extern "C" __global__ void h_coset_product(Fr* a, const Fr* b, uint32_t n) {
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        store_fr(a + i, load_fr(a + i) * load_fr(b + i));
+    }
+}
+// h = a*k_ab - c[rev(i)]*k_c: a holds the inverse coset transform of a*b, c the unscaled
+// inverse transform of c in bit-reversed order (read through the bit reversal: each Fr is
+// one 32-byte sector, so the gather moves no more bytes than a linear read).
+extern "C" __global__ void h_finish(Fr* a, const Fr* c, uint32_t n, uint32_t lg, Fr k_ab, Fr k_c) {
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        uint32_t r = lg == 0 ? 0 : (__brev(i) >> (32 - lg));
+        store_fr(a + i, load_fr(a + i) * k_ab - load_fr(c + r) * k_c);
     }
 }

@@ -42,7 +42,9 @@ pub(crate) const PRODUCTION: &[KernelModule] = &[
             "ntt_strided_dif",
             "ntt_scale_table",
             "ntt_scale_const",
-            "h_pointwise",
+            "h_product",
+            "h_coset_product",
+            "h_finish",
         ],
     },
     KernelModule {

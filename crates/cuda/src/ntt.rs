@@ -456,79 +456,91 @@ pub fn h_bytes(lg: u32) -> usize {
     (3 * (1usize << lg) + (1usize << lg) / 2 + 1) * FR_BYTES
 }
 
-/// H = (a*b - c) / Z as bellperson computes it: returns the device vector of 2^lg Fr
-/// whose first 2^lg - 1 entries are h's coefficients.
-pub fn compute_h(gpu: &Gpu, a: &[Fr], b: &[Fr], c: &[Fr]) -> Result<CudaSlice<u8>, ProveError> {
-    let len = a.len().max(b.len()).max(c.len()).max(1);
+/// H = (a*b - c) / Z as bellperson computes it for a satisfying witness (c = a*b on the
+/// domain, formed on the device): returns the device vector of 2^lg Fr whose first
+/// 2^lg - 1 entries are h's coefficients.
+pub fn compute_h(gpu: &Gpu, a: &[Fr], b: &[Fr]) -> Result<CudaSlice<u8>, ProveError> {
+    let len = a.len().max(b.len()).max(1);
     let lg = len.next_power_of_two().trailing_zeros();
     let plan = NttPlan::new(gpu, lg)?;
     let mut da = upload_padded(gpu, a, lg)?;
     let mut db = upload_padded(gpu, b, lg)?;
-    let mut dc = upload_padded(gpu, c, lg)?;
+    let mut dc = gpu.zeros::<u8>((1usize << lg) * FR_BYTES)?;
     compute_h_in_place(gpu, &plan, [&mut da, &mut db, &mut dc])?;
     Ok(da)
 }
 
-/// H on device-resident, zero-padded a, b, c of 2^lg Fr each: afterwards `a` holds h's
-/// coefficients and `b`, `c` hold scratch. Queued on the compute stream.
+/// H on device-resident, zero-padded a and b of 2^lg Fr each, in six transforms: afterwards
+/// `a` holds h's coefficients and `b`, `c` hold scratch (c's contents are not read). Queued
+/// on the compute stream.
+///
+/// Every constraint of a satisfying witness has c = a*b, so the C evaluations are formed on
+/// the device instead of staged. With Z = g^n - 1 on the coset and the inverse coset
+/// transform undoing the coset transform of c,
+/// `h = coset_inverse(coset(a) * coset(b)) / Z - inverse(c) / Z`: a and b go to the coset
+/// (two transforms each), their product comes back (one), c takes one inverse transform
+/// (against three for c's round trip through the coset). For a witness that does not
+/// satisfy its constraints this is not bellperson's h (the proof does not verify either
+/// way).
 pub fn compute_h_in_place(
     gpu: &Gpu,
     plan: &NttPlan,
     [da, db, dc]: [&mut CudaSlice<u8>; 3],
 ) -> Result<(), ProveError> {
     let lg = plan.lg();
-    for d in [&mut *da, &mut *db, &mut *dc] {
-        plan.to_coset(gpu, d)?;
-    }
     let n = 1usize << lg;
+    for d in [&*da, &*db, &*dc] {
+        plan.check(d)?;
+    }
+    let n32 = n as u32;
+    let grid = cfg(blocks(n, 256).min(132 * 32), 256, 0);
+    let s = gpu.stream();
+    // SAFETY: h_product(Fr* c, const Fr* a, const Fr* b, u32 n) in ntt.cu, arguments in
+    // that order; each vector holds at least n Fr (checked above) and the kernel indexes
+    // below n; the slices stay borrowed while the launch is queued on gpu's stream.
+    unsafe {
+        s.launch_builder(gpu.func("h_product")?)
+            .arg(&mut *dc)
+            .arg(&*da)
+            .arg(&*db)
+            .arg(&n32)
+            .launch(grid)
+    }
+    .map_err(|e| gpu.err("h_product", e))?;
+    gpu.probe("h_product")?;
+    plan.to_coset(gpu, da)?;
+    plan.to_coset(gpu, db)?;
+    // SAFETY: h_coset_product(Fr* a, const Fr* b, u32 n) in ntt.cu; as for h_product.
+    unsafe {
+        s.launch_builder(gpu.func("h_coset_product")?)
+            .arg(&mut *da)
+            .arg(&*db)
+            .arg(&n32)
+            .launch(grid)
+    }
+    .map_err(|e| gpu.err("h_coset_product", e))?;
+    gpu.probe("h_coset_product")?;
+    plan.coset_inverse(gpu, da)?;
+    // n * inverse(c), left in bit-reversed order for h_finish to read through the reversal.
+    plan.stages(gpu, dc, true, true, None)?;
     // Z(x) = x^n - 1 is the constant g^n - 1 on the coset.
     let zinv = (Fr::MULTIPLICATIVE_GENERATOR.pow_vartime([n as u64]) - Fr::ONE)
         .invert()
         .unwrap_or(Fr::ZERO);
-    h_pointwise(gpu, n, da, db, dc, zinv)?;
-    gpu.probe("h_pointwise")?;
-    plan.coset_inverse(gpu, da)
-}
-
-/// `a[i] = (a[i] * b[i] - c[i]) * zinv` for the first `n` Fr of each device vector, queued
-/// on the compute stream: the pointwise step of H on the coset.
-pub fn h_pointwise(
-    gpu: &Gpu,
-    n: usize,
-    a: &mut CudaSlice<u8>,
-    b: &CudaSlice<u8>,
-    c: &CudaSlice<u8>,
-    zinv: Fr,
-) -> Result<(), ProveError> {
-    let n32 = u32::try_from(n)
-        .map_err(|_| ProveError::Invalid(format!("h_pointwise over {n} elements")))?;
-    if [a.len(), b.len(), c.len()]
-        .iter()
-        .any(|&l| l < n * FR_BYTES)
-    {
-        return Err(ProveError::Invalid(format!(
-            "h_pointwise over {n} Fr with vectors of {}, {} and {} bytes",
-            a.len(),
-            b.len(),
-            c.len()
-        )));
-    }
-    let zinv = DevFr::from(zinv);
-    // SAFETY: h_pointwise(Fr* a, const Fr* b, const Fr* c, u32 n, Fr zinv) in ntt.cu; the
-    // argument types match in order (DevFr is the kernel's 32-byte Fr, passed by value).
-    // The kernel touches indices below n only, and each of a, b, c was just checked to hold
-    // at least n Fr. The three slices are borrowed for the whole call and the launch is
-    // queued on gpu's stream, which orders any later free of them after the kernel.
+    let (k_ab, k_c) = (DevFr::from(zinv), DevFr::from(zinv * n_inv(lg)));
+    // SAFETY: h_finish(Fr* a, const Fr* c, u32 n, u32 lg, Fr k_ab, Fr k_c) in ntt.cu, in
+    // that order (DevFr is the kernel's 32-byte Fr, passed by value); a and c hold n = 2^lg
+    // Fr and the kernel reads c at bit-reversed indices below n.
     unsafe {
-        gpu.stream()
-            .launch_builder(gpu.func("h_pointwise")?)
-            .arg(a)
-            .arg(b)
-            .arg(c)
+        s.launch_builder(gpu.func("h_finish")?)
+            .arg(&mut *da)
+            .arg(&*dc)
             .arg(&n32)
-            .arg(&zinv)
-            .launch(cfg(blocks(n, 256).min(132 * 32), 256, 0))
+            .arg(&lg)
+            .arg(&k_ab)
+            .arg(&k_c)
+            .launch(grid)
     }
-    .map_err(|e| gpu.err("h_pointwise", e))?;
-    Ok(())
+    .map_err(|e| gpu.err("h_finish", e))?;
+    gpu.probe("h_finish")
 }

@@ -1,5 +1,7 @@
-//! Per-partition staging: the host vectors the kernels read (a, b, c, the aux witness and
-//! the density bitmaps) copied into device buffers sized by the plan. Pre-staged, this
+//! Per-partition staging: the host vectors the kernels read (a, b, the aux witness and the
+//! density bitmaps) copied into device buffers sized by the plan, beside a device buffer for
+//! c, which the kernels form from a and b (a satisfying witness has c = a*b; the host's c is
+//! never sent). Pre-staged, this
 //! runs before the kernel lock on the copy stream from page-locked memory (registered in
 //! place, or through pinned bounce buffers) and the kernels wait on its event, not on the
 //! host; naive, it runs inside the kernel region on the compute stream from pageable
@@ -44,7 +46,8 @@ impl HostPath {
 pub struct StagedPartition {
     /// log2 of the domain.
     pub lg: u32,
-    /// a, b, c, each 2^lg Fr, zero padded.
+    /// a and b, each 2^lg Fr, zero padded, and the 2^lg Fr of device memory where H's
+    /// transforms form c (not staged; uninitialised until then).
     pub abc: [CudaSlice<u8>; 3],
     /// The aux witness.
     pub aux: CudaSlice<u8>,
@@ -135,7 +138,7 @@ pub fn pin_unpinned(
     let t = Instant::now();
     let mut busy = || !gpu.compute_idle() && budget.is_none_or(|b| t.elapsed() < b);
     let mut registered = 0;
-    for v in [&asg.a, &asg.b, &asg.c, &asg.aux_assignment] {
+    for v in [&asg.a, &asg.b, &asg.aux_assignment] {
         if bytes_of(v).len() < crate::pinned::MIN_REGISTER_BYTES {
             continue;
         }
@@ -294,7 +297,7 @@ pub fn stage(
         Ok::<(), ProveError>(())
     };
     let mut abc = Vec::with_capacity(3);
-    for v in [&asg.a, &asg.b, &asg.c] {
+    for v in [&asg.a, &asg.b] {
         if v.len() > m {
             return Err(ProveError::Invalid(format!(
                 "{} constraint values for a domain of 2^{lg}",
@@ -314,6 +317,9 @@ pub fn stage(
         calls.mark("copy");
         abc.push(d);
     }
+    // c: written in full by H's first kernel.
+    abc.push(gpu.alloc_on::<u8>(stream, m * 32)?);
+    calls.mark("alloc");
     let mut aux = gpu.alloc_on::<u8>(stream, asg.aux_assignment.len() * 32)?;
     calls.mark("alloc");
     send(&asg.aux_assignment, &mut aux, &mut report)?;
