@@ -25,6 +25,7 @@ pub mod cancel;
 pub mod cpu;
 pub mod density;
 pub mod error;
+mod host_pages;
 pub mod keygen;
 pub mod native;
 pub mod params;
