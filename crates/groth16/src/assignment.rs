@@ -81,6 +81,7 @@ impl ProvingAssignment {
         ] {
             let extra = n.saturating_sub(v.len());
             grow(&self.pins, v, extra);
+            v.reserve(extra);
         }
     }
 
@@ -88,7 +89,7 @@ impl ProvingAssignment {
     /// index. Its density bits start clear.
     #[inline]
     pub(crate) fn push_aux_value(&mut self, value: Fr) -> usize {
-        grow(&self.pins, &mut self.aux_assignment, 1);
+        grow(&self.pins, &self.aux_assignment, 1);
         self.aux_assignment.push(value);
         self.a_aux_density.push_clear();
         self.b_aux_density.push_clear();
@@ -98,7 +99,7 @@ impl ProvingAssignment {
     /// Appends one constraint's evaluations (for native witness code, [`crate::sink`]).
     #[inline]
     pub(crate) fn push_evaluations(&mut self, a: Fr, b: Fr, c: Fr) {
-        for v in [&mut self.a, &mut self.b, &mut self.c] {
+        for v in [&self.a, &self.b, &self.c] {
             grow(&self.pins, v, 1);
         }
         self.a.push(a);
@@ -143,14 +144,9 @@ impl ProvingAssignment {
 /// Releases `v`'s pin when adding `extra` values would reallocate it (the pinned range
 /// must not be freed while pinned). A comparison per push; the lock only on growth.
 #[inline]
-/// Makes room for `extra` more values in `v` (amortised, as `Vec::reserve`). When that
-/// reallocates, the vector's pin is released first (the allocation it names goes away) and
-/// the new allocation is advised to take huge pages ([`crate::host_pages`]).
-fn grow(pins: &HostPins, v: &mut Vec<Fr>, extra: usize) {
+fn grow(pins: &HostPins, v: &Vec<Fr>, extra: usize) {
     if v.len() + extra > v.capacity() {
         pins.release(v.as_ptr().cast());
-        v.reserve(extra);
-        crate::host_pages::advise_huge(v);
     }
 }
 
@@ -216,7 +212,7 @@ impl ConstraintSystem<Fr> for ProvingAssignment {
             return Err(crate::cancel::error());
         }
         let value = f()?;
-        grow(&self.pins, &mut self.aux_assignment, 1);
+        grow(&self.pins, &self.aux_assignment, 1);
         self.aux_assignment.push(value);
         self.a_aux_density.push_clear();
         self.b_aux_density.push_clear();
@@ -278,7 +274,7 @@ impl ConstraintSystem<Fr> for ProvingAssignment {
             },
         );
         let vc = eval_lc(&lc, |i| inputs[i], |i| aux[i]);
-        for v in [&mut self.a, &mut self.b, &mut self.c] {
+        for v in [&self.a, &self.b, &self.c] {
             grow(&self.pins, v, 1);
         }
         self.a.push(va);
@@ -317,14 +313,10 @@ impl ConstraintSystem<Fr> for ProvingAssignment {
             self.b_input_density.extend_from(&other.b_input_density, 1);
         }
         self.b_aux_density.append(&other.b_aux_density);
-        for v in [&mut self.a, &mut self.b, &mut self.c] {
+        for v in [&self.a, &self.b, &self.c] {
             grow(&self.pins, v, other.a.len());
         }
-        grow(
-            &self.pins,
-            &mut self.aux_assignment,
-            other.aux_assignment.len(),
-        );
+        grow(&self.pins, &self.aux_assignment, other.aux_assignment.len());
         self.a.extend_from_slice(&other.a);
         self.b.extend_from_slice(&other.b);
         self.c.extend_from_slice(&other.c);

@@ -25,7 +25,6 @@ pub mod cancel;
 pub mod cpu;
 pub mod density;
 pub mod error;
-mod host_pages;
 pub mod keygen;
 pub mod native;
 pub mod params;
