@@ -16,6 +16,7 @@ pub mod grpc;
 pub mod http;
 pub mod intake;
 pub mod journal;
+pub mod receive;
 mod listen;
 mod resume;
 pub mod srs_loading;
