@@ -145,11 +145,7 @@ async fn answer(mut channel: Channel, body: mpsc::UnboundedReceiver<Bytes>) -> A
             }
         }
     }
-    let text = |k: &str| {
-        headers
-            .get(k)
-            .map(|v| v.to_str().unwrap().to_string())
-    };
+    let text = |k: &str| headers.get(k).map(|v| v.to_str().unwrap().to_string());
     let code: i32 = text("grpc-status").expect("a grpc-status").parse().unwrap();
     let message = text("grpc-message").unwrap_or_default();
     let message = percent_decode(&message);
@@ -239,7 +235,10 @@ async fn slow_large_senders_hold_at_most_the_budget_and_posts_still_get_in() {
     assert!(wire.encoded_len() <= SMALL);
     let mut c = client::connect(&d.unix_addr()).await.unwrap();
     c.submit_proof(wire).await.unwrap();
-    assert!(answers.try_recv().is_err(), "a held call was answered early");
+    assert!(
+        answers.try_recv().is_err(),
+        "a held call was answered early"
+    );
 
     // The held messages complete: decoded, then refused by the service's validation.
     for h in held {
@@ -290,18 +289,21 @@ async fn connections_beyond_the_limit_are_closed_at_once() {
     d.shutdown().unwrap();
 }
 
+/// An edit of the test configuration.
+type Tweak = dyn Fn(&mut Config);
+
 /// The receive settings are checked when the configuration is validated.
 #[test]
 fn receive_settings_are_validated() {
     let dir = tempfile::tempdir().unwrap();
-    let check = |tweak: &dyn Fn(&mut Config)| {
+    let check = |tweak: &Tweak| {
         let mut c = test_config(dir.path());
         tweak(&mut c);
         c.validate()
     };
     check(&|_| {}).unwrap();
     check(&receive_config).unwrap();
-    let cases: [(&dyn Fn(&mut Config), &str); 6] = [
+    let cases: [(&Tweak, &str); 6] = [
         (
             &|c| c.intake.max_receiving_bytes = ByteSize::Text("300MiB".into()),
             "intake.max_receiving_bytes leaves",

@@ -19,12 +19,12 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use http_body::{Body as HttpBody, Frame, SizeHint};
-use tonic::body::Body;
-use tonic::codegen::http::Request;
-use tonic::codegen::Bytes;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_stream::{Stream, StreamExt as _};
+use tonic::body::Body;
+use tonic::codegen::http::Request;
+use tonic::codegen::Bytes;
 use tonic::transport::server::Connected;
 use tonic::Status;
 
@@ -163,7 +163,9 @@ impl CountedBody {
     fn account(&mut self, mut data: &[u8]) -> Result<(), Status> {
         while !data.is_empty() {
             if self.remaining > 0 {
-                let n = data.len().min(usize::try_from(self.remaining).unwrap_or(usize::MAX));
+                let n = data
+                    .len()
+                    .min(usize::try_from(self.remaining).unwrap_or(usize::MAX));
                 self.remaining -= n as u64;
                 data = &data[n..];
                 continue;
