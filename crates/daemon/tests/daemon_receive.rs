@@ -86,7 +86,15 @@ impl SlowCall {
         id: usize,
         answers: mpsc::UnboundedSender<(usize, Answer)>,
     ) -> mpsc::UnboundedSender<Bytes> {
-        let channel = client::channel(addr).await.unwrap();
+        Self::open_on(client::channel(addr).await.unwrap(), id, answers)
+    }
+
+    /// [`SlowCall::open_to`] on an open connection.
+    fn open_on(
+        channel: Channel,
+        id: usize,
+        answers: mpsc::UnboundedSender<(usize, Answer)>,
+    ) -> mpsc::UnboundedSender<Bytes> {
         let (tx, rx) = mpsc::unbounded_channel();
         tokio::spawn(async move {
             let _ = answers.send((id, answer(channel, rx).await));
@@ -286,6 +294,37 @@ async fn connections_beyond_the_limit_are_closed_at_once() {
     for c in &mut open {
         c.get_status(pb::GetStatusRequest {}).await.unwrap();
     }
+    d.shutdown().unwrap();
+}
+
+/// With `intake.max_streams_per_connection = 1`, a second call on a connection whose one
+/// stream is taken by a call still sending waits for it to end; on another connection it
+/// is answered at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_beyond_the_stream_limit_wait_for_a_free_stream() {
+    let d = TestDaemon::start(|c| c.intake.max_streams_per_connection = 1);
+    let channel = client::channel(&d.unix_addr()).await.unwrap();
+    let (answers_tx, mut answers) = mpsc::unbounded_channel();
+    let body = SlowCall::open_on(channel.clone(), 0, answers_tx);
+    let message = framed_message(64 << 10);
+    send(&body, &message[..1024]);
+    // Another connection is not held up.
+    let mut other = client::connect(&d.unix_addr()).await.unwrap();
+    other.get_status(pb::GetStatusRequest {}).await.unwrap();
+    let mut same = pb::proving_engine_client::ProvingEngineClient::new(channel);
+    let mut waiting = tokio::spawn(async move { same.get_status(pb::GetStatusRequest {}).await });
+    // Answered at once without the limit; with it, not before the first call ends.
+    let early = tokio::time::timeout(Duration::from_millis(500), &mut waiting).await;
+    assert!(early.is_err(), "the second stream was opened: {early:?}");
+    send(&body, &message[1024..]);
+    drop(body);
+    let (_, (code, message, _)) = next_answer(&mut answers).await;
+    assert_eq!(code, tonic::Code::InvalidArgument, "{message}");
+    tokio::time::timeout(Duration::from_secs(60), waiting)
+        .await
+        .expect("the second call ran once the first ended")
+        .unwrap()
+        .unwrap();
     d.shutdown().unwrap();
 }
 
