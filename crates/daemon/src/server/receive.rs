@@ -246,16 +246,26 @@ pub fn limit_connections<IO, E>(
     listener: &'static str,
 ) -> impl Stream<Item = Result<Admitted<IO>, E>> {
     let slots = Arc::new(Semaphore::new(max));
+    // A warning for the first connection closed after one was admitted; the rest of a
+    // flood at debug level, so that it cannot flood the log.
+    let mut refusing = false;
     incoming.filter_map(move |c| match c {
         Err(e) => Some(Err(e)),
         Ok(io) => match slots.clone().try_acquire_owned() {
-            Ok(slot) => Some(Ok(Admitted { io, _slot: slot })),
+            Ok(slot) => {
+                refusing = false;
+                Some(Ok(Admitted { io, _slot: slot }))
+            }
             Err(_) => {
-                tracing::warn!(
-                    listener,
-                    max,
-                    "connection closed at once: intake.max_connections are open"
-                );
+                if std::mem::replace(&mut refusing, true) {
+                    tracing::debug!(listener, max, "connection closed at once");
+                } else {
+                    tracing::warn!(
+                        listener,
+                        max,
+                        "connection closed at once: intake.max_connections are open"
+                    );
+                }
                 None
             }
         },
