@@ -10,6 +10,10 @@
 //! SnapDeals cannot use, and each kind has its own job limit, so a flood of PoRep never
 //! leaves a PoSt without room. The request id and job id rules live here too: they are
 //! checked before anything else is looked at.
+//!
+//! Messages still being received, before decoding, are counted by [`super::receive`]
+//! (settings here: `max_receiving_bytes`, `small_message_bytes`,
+//! `small_message_reserved_percent`, `max_streams_per_connection`, `max_connections`).
 
 use std::sync::{Arc, Mutex};
 
