@@ -10,6 +10,10 @@
 //! SnapDeals cannot use, and each kind has its own job limit, so a flood of PoRep never
 //! leaves a PoSt without room. The request id and job id rules live here too: they are
 //! checked before anything else is looked at.
+//!
+//! Messages still being received, before decoding, are counted by [`super::receive`]
+//! (settings here: `max_receiving_bytes`, `small_message_bytes`,
+//! `small_message_reserved_percent`, `max_streams_per_connection`, `max_connections`).
 
 use std::sync::{Arc, Mutex};
 
@@ -18,6 +22,7 @@ use serde::Deserialize;
 use tonic::Status;
 
 use super::config::ByteSize;
+use super::receive::ReceiveLimits;
 
 /// Longest request or job id accepted, in bytes.
 pub const MAX_ID_BYTES: usize = 256;
@@ -65,6 +70,17 @@ pub struct IntakeSection {
     pub post_reserved_percent: u8,
     /// Seconds a refused caller is told to wait before retrying.
     pub retry_after_secs: u64,
+    /// Bytes of messages being received (before decoding) at once, all callers together.
+    pub max_receiving_bytes: ByteSize,
+    /// Largest message (announced length) that may use the reserved share of
+    /// `max_receiving_bytes`.
+    pub small_message_bytes: ByteSize,
+    /// Percent of `max_receiving_bytes` only messages up to `small_message_bytes` may use.
+    pub small_message_reserved_percent: u8,
+    /// Concurrent HTTP/2 streams (calls) per connection.
+    pub max_streams_per_connection: u32,
+    /// Open connections per gRPC listener; one beyond is closed at once.
+    pub max_connections: usize,
 }
 
 impl Default for IntakeSection {
@@ -78,6 +94,11 @@ impl Default for IntakeSection {
             max_inflight_bytes: ByteSize::Text("1GiB".into()),
             post_reserved_percent: 25,
             retry_after_secs: 5,
+            max_receiving_bytes: ByteSize::Text("1GiB".into()),
+            small_message_bytes: ByteSize::Text("64MiB".into()),
+            small_message_reserved_percent: 25,
+            max_streams_per_connection: 512,
+            max_connections: 256,
         }
     }
 }
@@ -98,6 +119,52 @@ pub struct IntakeLimits {
 }
 
 impl IntakeSection {
+    /// The receive budget's limits, checked: what a message above `small_message_bytes`
+    /// may use must hold a message of `max_message_bytes` (server.max_message_bytes), and
+    /// the reserve must hold a small message.
+    pub fn receive_limits(&self, max_message_bytes: usize) -> Result<ReceiveLimits, String> {
+        let bytes = |what: &str, b: &ByteSize| -> Result<u64, String> {
+            b.resolve()
+                .map_err(|e| format!("intake.{what}: {e}"))?
+                .ok_or_else(|| format!("intake.{what} takes a size, not \"auto\""))
+        };
+        let l = ReceiveLimits {
+            receiving_bytes: bytes("max_receiving_bytes", &self.max_receiving_bytes)?,
+            small_message_bytes: bytes("small_message_bytes", &self.small_message_bytes)?,
+            small_reserved_percent: self.small_message_reserved_percent,
+            max_message_bytes: max_message_bytes as u64,
+            retry_after_secs: self.retry_after_secs,
+        };
+        if l.small_reserved_percent > 90 {
+            return Err("intake.small_message_reserved_percent must be at most 90".into());
+        }
+        // A message is charged with its 5-byte gRPC prefix.
+        let framed = |len: u64| len + 5;
+        let large = l.large_share();
+        let reserve = l.receiving_bytes - large;
+        if large < framed(l.max_message_bytes) {
+            return Err(format!(
+                "intake.max_receiving_bytes leaves messages above intake.small_message_bytes \
+                 {large} bytes (after the reserve), less than server.max_message_bytes \
+                 ({max_message_bytes}) and its 5-byte prefix; raise it"
+            ));
+        }
+        if l.small_reserved_percent > 0 && reserve < framed(l.small_message_bytes) {
+            return Err(format!(
+                "intake.small_message_reserved_percent reserves {reserve} bytes, less than one \
+                 message of intake.small_message_bytes ({}) and its 5-byte prefix",
+                l.small_message_bytes
+            ));
+        }
+        if self.max_streams_per_connection == 0 || self.max_connections == 0 {
+            return Err(
+                "intake.max_streams_per_connection and intake.max_connections must be at least 1"
+                    .into(),
+            );
+        }
+        Ok(l)
+    }
+
     /// Resolves and checks the section; `max_message_bytes` (server.max_message_bytes) must
     /// fit in what a PoRep may use of each byte limit, or a large PoRep could never enter.
     pub fn limits(&self, max_message_bytes: usize) -> Result<IntakeLimits, String> {
@@ -118,6 +185,7 @@ impl IntakeSection {
             post_reserved_percent: self.post_reserved_percent,
             retry_after_secs: self.retry_after_secs,
         };
+        self.receive_limits(max_message_bytes)?;
         if l.jobs.contains(&0) {
             return Err("intake.queued_jobs_* must be at least 1".into());
         }

@@ -20,6 +20,7 @@ use super::config::Config;
 use super::grpc::ProvingService;
 use super::journal::Journal;
 use super::pb::proving_engine_server::ProvingEngineServer;
+use super::receive::{limit_connections, ReceiveBudget, ReceiveLimits};
 use super::tls::TlsFiles;
 
 /// The daemon's bound sockets, and the service settings of the configuration.
@@ -29,6 +30,9 @@ pub struct Listeners {
     http: Option<TcpListener>,
     max_message_bytes: usize,
     intake: super::intake::IntakeLimits,
+    receive: ReceiveLimits,
+    max_streams_per_connection: u32,
+    max_connections: usize,
     cancel_abandoned: Vec<filprove_filecoin::ProofKind>,
     configured_backend: String,
     token: Option<BearerToken>,
@@ -164,6 +168,12 @@ impl Listeners {
                 .intake
                 .limits(c.server.max_message_bytes)
                 .map_err(anyhow::Error::msg)?,
+            receive: c
+                .intake
+                .receive_limits(c.server.max_message_bytes)
+                .map_err(anyhow::Error::msg)?,
+            max_streams_per_connection: c.intake.max_streams_per_connection,
+            max_connections: c.intake.max_connections,
             cancel_abandoned: c.cancel_abandoned().map_err(anyhow::Error::msg)?,
             configured_backend: c.engine.backend.clone(),
             token,
@@ -284,10 +294,18 @@ pub async fn serve_until(
         .set_serving::<ProvingEngineServer<ProvingService>>()
         .await;
     let reflection = reflection_services()?;
+    // One receive budget for every listener: each message is charged from its length
+    // prefix until it is decoded.
+    let receive = ReceiveBudget::new(listeners.receive.clone());
+    let streams = listeners.max_streams_per_connection;
+    let connections = listeners.max_connections;
     // The same services on every listener; the length prefix is checked against the limit
     // before any decoding. `auth` checks the bearer token (TCP only); health stays open.
     let router = |builder: Server, auth: GrpcAuth| {
+        let receive = receive.clone();
         builder
+            .max_concurrent_streams(streams)
+            .layer(tower::util::MapRequestLayer::new(move |r| receive.count(r)))
             .layer(tower::util::MapResponseLayer::new(
                 oversize_to_resource_exhausted,
             ))
@@ -309,13 +327,14 @@ pub async fn serve_until(
     if let Some((l, path)) = listeners.unix {
         socket_path = Some(path);
         // Each connection through the authority relay (grpcio & co. send the socket path).
-        let incoming = UnixListenerStream::new(l).map(|c| c.map(super::authority::relay));
+        let incoming = limit_connections(UnixListenerStream::new(l), connections, "unix socket")
+            .map(|c| c.map(|a| a.map_io(super::authority::relay)));
         let s = router(Server::builder(), GrpcAuth::default())
             .serve_with_incoming_shutdown(incoming, stopped(stop_rx.clone()));
         tasks.spawn(async move { s.await.context("gRPC (unix socket)") });
     }
     if let Some(l) = listeners.tcp {
-        let incoming = TcpListenerStream::new(l);
+        let incoming = limit_connections(TcpListenerStream::new(l), connections, "TCP");
         let builder = match &listeners.tls {
             Some(tls) => Server::builder()
                 .tls_config(tls.grpc())

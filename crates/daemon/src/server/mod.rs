@@ -17,6 +17,7 @@ pub mod http;
 pub mod intake;
 pub mod journal;
 mod listen;
+pub mod receive;
 mod resume;
 pub mod srs_loading;
 pub mod tls;
