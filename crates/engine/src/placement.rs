@@ -198,7 +198,7 @@ mod tests {
         assert!(!p.usable(0));
         assert!(!p.record_failure(0, "again"), "already out");
         let h = p.health(0);
-        assert_eq!((h.failures, h.consecutive_failures, h.quarantines), (4, 4, 1));
+        assert_eq!((h.failures, h.consecutive_failures, h.quarantines), (5, 4, 1));
         assert!(h.quarantined.unwrap().contains("device lost"));
         assert_eq!(p.usable_count(), 1);
         assert_eq!(p.restore(0), Ok(true));

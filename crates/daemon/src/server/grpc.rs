@@ -347,7 +347,12 @@ impl ProvingEngine for ProvingService {
                 .iter()
                 .map(|d| pb::GpuStatus {
                     ordinal: d.ordinal,
-                    name: d.name.clone(),
+                    // cuzk's message has no health field: a device out of rotation says
+                    // so in its name.
+                    name: match d.health.quarantined {
+                        Some(_) => format!("{} [quarantined]", d.name),
+                        None => d.name.clone(),
+                    },
                     vram_total_bytes: d.memory.map_or(0, |m| m.1),
                     vram_free_bytes: d.memory.map_or(0, |m| m.0),
                     current_job_id: d
