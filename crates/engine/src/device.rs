@@ -23,6 +23,11 @@ pub(crate) struct Device {
     contending: AtomicUsize,
     pub current: Mutex<Option<(String, &'static str)>>,
     pub busy: Mutex<Duration>,
+    /// The CUDA ordinal of a GPU backend (its name starts `cuda:<ordinal> `), whose
+    /// NVML samples are read for ECC errors.
+    cuda_ordinal: Option<u64>,
+    /// Uncorrectable ECC errors seen at the last check.
+    ecc_seen: Mutex<Option<u64>>,
 }
 
 /// Counts a prover worker in [`Device`]'s contenders while it lives.
@@ -52,6 +57,21 @@ impl Device {
     pub fn add_busy(&self, d: Duration) {
         *self.busy.lock().unwrap_or_else(|p| p.into_inner()) += d;
     }
+
+    /// Uncorrectable ECC errors NVML reported for this GPU since the last call (the
+    /// first call only takes the count in); 0 without a GPU sampler or without ECC.
+    pub fn new_ecc_errors(&self) -> u64 {
+        let Some(now) = self
+            .cuda_ordinal
+            .and_then(crate::gpu_sampler::ecc_uncorrected)
+        else {
+            return 0;
+        };
+        let mut seen = self.ecc_seen.lock().unwrap_or_else(|p| p.into_inner());
+        let new = seen.map_or(0, |before| now.saturating_sub(before));
+        *seen = Some(now);
+        new
+    }
 }
 
 /// The devices of `backends`, in order. Names are the backends' own; when two backends
@@ -78,6 +98,8 @@ pub(crate) fn devices(backends: Vec<Arc<dyn Backend>>) -> Vec<Device> {
         .into_iter()
         .zip(unique)
         .map(|(backend, name)| Device {
+            cuda_ordinal: cuda_ordinal(&name),
+            ecc_seen: Mutex::new(None),
             name,
             backend,
             kernel_lock: Mutex::new(()),
@@ -86,6 +108,15 @@ pub(crate) fn devices(backends: Vec<Arc<dyn Backend>>) -> Vec<Device> {
             busy: Mutex::new(Duration::ZERO),
         })
         .collect()
+}
+
+/// The CUDA ordinal in a GPU backend's name ("cuda:<ordinal> <device name>").
+fn cuda_ordinal(name: &str) -> Option<u64> {
+    name.strip_prefix("cuda:")?
+        .split(' ')
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// The status of every device.
@@ -103,4 +134,18 @@ pub(crate) fn statuses(devices: &[Device], placement: &Placement) -> Vec<DeviceS
             policy: placement.policy(i).clone(),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cuda_ordinal;
+
+    #[test]
+    fn a_gpu_backend_s_name_gives_its_ordinal() {
+        assert_eq!(cuda_ordinal("cuda:3 NVIDIA H200"), Some(3));
+        assert_eq!(cuda_ordinal("cuda:0"), Some(0));
+        assert_eq!(cuda_ordinal("cpu"), None);
+        assert_eq!(cuda_ordinal("cpu:1"), None);
+        assert_eq!(cuda_ordinal("cuda:x NVIDIA"), None);
+    }
 }

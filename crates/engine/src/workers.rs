@@ -320,7 +320,14 @@ pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize, worker: usize) {
             srs_wait_ms = srs_time.as_millis() as u64, lock_wait_ms = lock_wait.as_millis() as u64,
             prove_ms = dt.as_millis() as u64, "partition proved"
         );
+        let ecc = dev.new_ecc_errors();
         match &result {
+            // Errors NVML counted meanwhile: the device's memory is not to be trusted.
+            _ if ecc > 0 => record_device_failure(
+                &shared,
+                device,
+                &format!("{ecc} uncorrectable ECC error(s) reported by NVML"),
+            ),
             Ok(Ok(_)) => shared.sched.placement.record_success(device),
             // Parameters the host released and the device lost: no fault of the device.
             Ok(Err(filprove_groth16::ProveError::ParametersOffHost { .. })) => {}
