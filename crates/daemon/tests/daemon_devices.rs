@@ -145,7 +145,10 @@ fn a_failing_device_is_quarantined_reported_and_restored_by_command() {
         .contains("Xid 79"));
     assert_eq!(doc["devices"][1]["healthy"], true);
     let (_, metrics) = get("/metrics");
-    assert!(metrics.contains("filprove_device_healthy{device=\"cpu:0\"} 0"), "{metrics}");
+    assert!(
+        metrics.contains("filprove_device_healthy{device=\"cpu:0\"} 0"),
+        "{metrics}"
+    );
     assert!(metrics.contains("filprove_device_failures_total{device=\"cpu:0\"} 2"));
     assert_eq!(http_get(d.http, "/readyz").0, 200);
     let r = prove("while-out");
@@ -171,7 +174,9 @@ fn a_failing_device_is_quarantined_reported_and_restored_by_command() {
     let (code, body) = http_get(d.http, "/readyz");
     assert_eq!(code, 503);
     assert!(body.contains("every device is quarantined"), "{body}");
-    let e = device_command(&cli_config, 9, true).unwrap_err().to_string();
+    let e = device_command(&cli_config, 9, true)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("404") && e.contains("unknown_device"), "{e}");
     bad.failing.store(false, Ordering::SeqCst);
     device_command(&cli_config, 0, true).unwrap();

@@ -112,11 +112,7 @@ pub(crate) fn devices(backends: Vec<Arc<dyn Backend>>) -> Vec<Device> {
 
 /// The CUDA ordinal in a GPU backend's name ("cuda:<ordinal> <device name>").
 fn cuda_ordinal(name: &str) -> Option<u64> {
-    name.strip_prefix("cuda:")?
-        .split(' ')
-        .next()?
-        .parse()
-        .ok()
+    name.strip_prefix("cuda:")?.split(' ').next()?.parse().ok()
 }
 
 /// The status of every device.

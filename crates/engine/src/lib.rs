@@ -34,6 +34,6 @@ pub use error::EngineError;
 pub use job::{
     InputDigest, JobOutcome, JobReport, JobStatus, Priority, ProofJob, RequestKey, Timings,
 };
-pub use placement::{DeviceHealth, DevicePolicy};
 pub use memory::{estimate_partition_bytes, Budgets, HostMemory, MemoryBudget};
+pub use placement::{DeviceHealth, DevicePolicy};
 pub use srs::{EvictOutcome, PreloadOutcome, SrsLoader, SrsManager, SrsTier};

@@ -92,7 +92,9 @@ impl Placement {
     /// True when some device's policy accepts a job of `priority` and `circuit_id`
     /// (healthy or not: a quarantined device may come back).
     pub fn any_accepts(&self, priority: Priority, circuit_id: &str) -> bool {
-        self.policies.iter().any(|p| p.accepts(priority, circuit_id))
+        self.policies
+            .iter()
+            .any(|p| p.accepts(priority, circuit_id))
     }
 
     fn serves(&self, d: usize, job: &JobEntry) -> bool {
@@ -198,7 +200,10 @@ mod tests {
         assert!(!p.usable(0));
         assert!(!p.record_failure(0, "again"), "already out");
         let h = p.health(0);
-        assert_eq!((h.failures, h.consecutive_failures, h.quarantines), (5, 4, 1));
+        assert_eq!(
+            (h.failures, h.consecutive_failures, h.quarantines),
+            (5, 4, 1)
+        );
         assert!(h.quarantined.unwrap().contains("device lost"));
         assert_eq!(p.usable_count(), 1);
         assert_eq!(p.restore(0), Ok(true));

@@ -128,10 +128,22 @@ fn a_failing_device_is_quarantined_its_jobs_complete_elsewhere_and_it_comes_back
     assert_eq!(e.usable_devices(), 1);
     assert_eq!(st.failed, 0, "no job failed");
     let m = e.metrics_text();
-    assert!(m.contains("filprove_device_healthy{device=\"dev0\"} 0"), "{m}");
-    assert!(m.contains("filprove_device_healthy{device=\"dev1\"} 1"), "{m}");
-    assert!(m.contains("filprove_device_failures_total{device=\"dev0\"} 3"), "{m}");
-    assert!(m.contains("filprove_device_quarantines_total{device=\"dev0\"} 1"), "{m}");
+    assert!(
+        m.contains("filprove_device_healthy{device=\"dev0\"} 0"),
+        "{m}"
+    );
+    assert!(
+        m.contains("filprove_device_healthy{device=\"dev1\"} 1"),
+        "{m}"
+    );
+    assert!(
+        m.contains("filprove_device_failures_total{device=\"dev0\"} 3"),
+        "{m}"
+    );
+    assert!(
+        m.contains("filprove_device_quarantines_total{device=\"dev0\"} 1"),
+        "{m}"
+    );
 
     // Out of rotation: everything runs on dev1, dev0 is not asked again.
     let failed_before = bad.failed.load(Ordering::SeqCst);
@@ -216,7 +228,10 @@ fn an_operator_quarantine_moves_work_and_the_last_device_may_go_too() {
     wait_until("the partition is synthesized", || {
         e.status().prove_waiting == 1
     });
-    assert_eq!(e.wait("waits", Some(Duration::from_millis(200))).unwrap(), None);
+    assert_eq!(
+        e.wait("waits", Some(Duration::from_millis(200))).unwrap(),
+        None
+    );
     assert_eq!(e.restore_device(1), Ok(true));
     assert!(completed(&e, "waits"));
     assert_eq!(d1.proved.load(Ordering::SeqCst), 1);
@@ -264,7 +279,11 @@ fn a_post_runs_on_the_reserved_device_while_porep_holds_the_other() {
     .unwrap();
     assert!(completed(&e, "winning"));
     assert_eq!(post.proved.load(Ordering::SeqCst), 1);
-    assert_eq!(busy.finished.load(Ordering::SeqCst), 0, "dev0 is still held");
+    assert_eq!(
+        busy.finished.load(Ordering::SeqCst),
+        0,
+        "dev0 is still held"
+    );
     assert!(!e.status().queues.is_empty(), "PoRep still unfinished");
     busy.open(usize::MAX);
     assert!(completed(&e, "porep0") && completed(&e, "porep1"));

@@ -212,10 +212,9 @@ impl DevicesSection {
             .collect();
         let mut configured = Vec::new();
         for d in &self.device {
-            let ordinal = d
-                .id
-                .resolve(visible, uuids)
-                .map_err(|e| format!("devices.device: {e}"))?;
+            let ordinal =
+                d.id.resolve(visible, uuids)
+                    .map_err(|e| format!("devices.device: {e}"))?;
             if configured.contains(&ordinal) {
                 return Err(format!(
                     "devices.device: device {ordinal} is configured twice"
@@ -277,7 +276,10 @@ mod tests {
     fn the_defaults_take_every_device_for_any_work() {
         let s = DevicesSection::default();
         let plan = s.plan(4, &[]).unwrap();
-        assert_eq!(plan.iter().map(|p| p.ordinal).collect::<Vec<_>>(), [0, 1, 2, 3]);
+        assert_eq!(
+            plan.iter().map(|p| p.ordinal).collect::<Vec<_>>(),
+            [0, 1, 2, 3]
+        );
         assert!(plan.iter().all(|p| p.policy == DevicePolicy::default()));
         assert_eq!(s.quarantine_after_failures, 3);
     }
@@ -308,9 +310,18 @@ mod tests {
             assert!(e.contains(needle), "{text}: {e}");
         }
         for (text, needle) in [
-            ("[[devices.device]]\nid = 0\nreserve = \"porep\"\n", "reserve"),
-            ("[[devices.device]]\nid = 0\ncircuits = [\"nope\"]\n", "circuits"),
-            ("[[devices.device]]\nid = 0\nvram_budget = 0\n", "vram_budget"),
+            (
+                "[[devices.device]]\nid = 0\nreserve = \"porep\"\n",
+                "reserve",
+            ),
+            (
+                "[[devices.device]]\nid = 0\ncircuits = [\"nope\"]\n",
+                "circuits",
+            ),
+            (
+                "[[devices.device]]\nid = 0\nvram_budget = 0\n",
+                "vram_budget",
+            ),
             ("[devices]\ncpu_devices = 0\n", "cpu_devices"),
             ("[[devices.device]]\nid = 0\nbudget = 1\n", "unknown field"),
         ] {

@@ -147,8 +147,17 @@ fn device_action(
 ) -> (StatusCode, axum::Json<serde_json::Value>) {
     let result = ordinal
         .parse::<usize>()
-        .map_err(|_| format!("bad device ordinal {:?}", filprove_filecoin::excerpt::clip(ordinal)))
-        .and_then(|o| act(o).map(|changed| (o, changed)).map_err(|e| format!("{}: {e}", e.code())));
+        .map_err(|_| {
+            format!(
+                "bad device ordinal {:?}",
+                filprove_filecoin::excerpt::clip(ordinal)
+            )
+        })
+        .and_then(|o| {
+            act(o)
+                .map(|changed| (o, changed))
+                .map_err(|e| format!("{}: {e}", e.code()))
+        });
     match result {
         Ok((o, changed)) => {
             let d = &engine.status().devices[o];

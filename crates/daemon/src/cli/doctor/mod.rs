@@ -80,7 +80,12 @@ pub fn examine(args: &DoctorArgs) -> Report {
 }
 
 /// Each device the daemon would prove on: what it is for and its VRAM budget.
-fn devices(r: &mut Report, c: &Config, names: &[String], policies: &[filprove_engine::DevicePolicy]) {
+fn devices(
+    r: &mut Report,
+    c: &Config,
+    names: &[String],
+    policies: &[filprove_engine::DevicePolicy],
+) {
     let budgets = if names.iter().any(|n| n.starts_with("cpu")) {
         Vec::new()
     } else {
