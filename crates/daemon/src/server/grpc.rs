@@ -26,7 +26,10 @@ pub fn to_status(e: &EngineError) -> Status {
         }
         EngineError::Input { .. } => Status::invalid_argument(msg),
         EngineError::MemoryExceedsBudget { .. } => Status::resource_exhausted(msg),
-        EngineError::UnknownJob(_) | EngineError::UnknownCircuit(_) => Status::not_found(msg),
+        EngineError::UnknownJob(_)
+        | EngineError::UnknownCircuit(_)
+        | EngineError::UnknownDevice(_) => Status::not_found(msg),
+        EngineError::NoDeviceFor { .. } => Status::failed_precondition(msg),
         EngineError::RequestConflict(_) => Status::already_exists(msg),
         EngineError::Draining => Status::unavailable(msg),
         EngineError::Cancelled => Status::cancelled(msg),
