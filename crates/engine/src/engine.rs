@@ -65,7 +65,8 @@ pub struct EngineConfig {
     /// [`Engine::start`]; devices beyond the list take any work.
     pub device_policies: Vec<DevicePolicy>,
     /// Failed proofs in a row that take a device out of rotation (its jobs are retried
-    /// on the others; [`Engine::restore_device`] brings it back); 0: never.
+    /// on the others; [`Engine::restore_device`] brings it back), unless it is the last
+    /// one in rotation; 0: never.
     pub quarantine_after_failures: u32,
 }
 

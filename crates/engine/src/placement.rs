@@ -48,7 +48,8 @@ pub struct DeviceHealth {
 /// The devices' policies and health, shared by the scheduler and the workers.
 pub(crate) struct Placement {
     policies: Vec<DevicePolicy>,
-    health: Vec<Mutex<DeviceHealth>>,
+    /// One lock for all: taking a device out looks at the others.
+    health: Mutex<Vec<DeviceHealth>>,
     /// Failures in a row that quarantine a device; 0: never.
     quarantine_after: u32,
 }
@@ -60,13 +61,13 @@ impl Placement {
             policies: (0..devices)
                 .map(|d| policies.get(d).cloned().unwrap_or_default())
                 .collect(),
-            health: (0..devices).map(|_| Mutex::default()).collect(),
+            health: Mutex::new(vec![DeviceHealth::default(); devices]),
             quarantine_after,
         }
     }
 
-    fn health_of(&self, d: usize) -> MutexGuard<'_, DeviceHealth> {
-        self.health[d].lock().unwrap_or_else(|p| p.into_inner())
+    fn all(&self) -> MutexGuard<'_, Vec<DeviceHealth>> {
+        self.health.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Device `d`'s policy.
@@ -76,17 +77,20 @@ impl Placement {
 
     /// Device `d`'s health now.
     pub fn health(&self, d: usize) -> DeviceHealth {
-        self.health_of(d).clone()
+        self.all()[d].clone()
     }
 
     /// True when device `d` is in rotation.
     pub fn usable(&self, d: usize) -> bool {
-        self.health_of(d).quarantined.is_none()
+        self.all()[d].quarantined.is_none()
     }
 
     /// Devices in rotation.
     pub fn usable_count(&self) -> usize {
-        (0..self.policies.len()).filter(|&d| self.usable(d)).count()
+        self.all()
+            .iter()
+            .filter(|h| h.quarantined.is_none())
+            .count()
     }
 
     /// True when some device's policy accepts a job of `priority` and `circuit_id`
@@ -112,16 +116,24 @@ impl Placement {
 
     /// Records a proof device `d` made: its failures in a row start again.
     pub fn record_success(&self, d: usize) {
-        self.health_of(d).consecutive_failures = 0;
+        self.all()[d].consecutive_failures = 0;
     }
 
     /// Records a failed proof of device `d`; true when this failure took it out of
-    /// rotation.
+    /// rotation. The last device in rotation stays in: it goes on proving (and failing
+    /// jobs with their reasons) rather than leave every job waiting; an operator may still
+    /// take it out ([`Placement::quarantine`]).
     pub fn record_failure(&self, d: usize, why: &str) -> bool {
-        let mut h = self.health_of(d);
+        let mut all = self.all();
+        let others_usable = all
+            .iter()
+            .enumerate()
+            .any(|(o, h)| o != d && h.quarantined.is_none());
+        let h = &mut all[d];
         h.failures += 1;
         h.consecutive_failures += 1;
         if self.quarantine_after > 0
+            && others_usable
             && h.quarantined.is_none()
             && h.consecutive_failures >= self.quarantine_after
         {
@@ -146,7 +158,8 @@ impl Placement {
     /// Takes device `d` out of rotation for `why`; true when it was in rotation.
     pub fn quarantine(&self, d: usize, why: &str) -> Result<bool, EngineError> {
         self.check(d)?;
-        let mut h = self.health_of(d);
+        let mut all = self.all();
+        let h = &mut all[d];
         if h.quarantined.is_some() {
             return Ok(false);
         }
@@ -159,7 +172,7 @@ impl Placement {
     /// it was out.
     pub fn restore(&self, d: usize) -> Result<bool, EngineError> {
         self.check(d)?;
-        let mut h = self.health_of(d);
+        let h = &mut self.all()[d];
         h.consecutive_failures = 0;
         Ok(h.quarantined.take().is_some())
     }
@@ -212,10 +225,29 @@ mod tests {
         assert_eq!(p.restore(2), Err(EngineError::UnknownDevice(2)));
         assert_eq!(p.quarantine(1, "operator"), Ok(true));
         assert_eq!(p.quarantine(1, "operator"), Ok(false));
-        let never = Placement::new(1, &[], 0);
+        let never = Placement::new(2, &[], 0);
         for _ in 0..10 {
             assert!(!never.record_failure(0, "x"));
         }
         assert!(never.usable(0));
+    }
+
+    #[test]
+    fn the_last_device_in_rotation_stays_in_unless_an_operator_takes_it_out() {
+        let one = Placement::new(1, &[], 2);
+        for _ in 0..5 {
+            assert!(!one.record_failure(0, "x"));
+        }
+        assert!(one.usable(0));
+        assert_eq!(one.health(0).consecutive_failures, 5);
+        let two = Placement::new(2, &[], 2);
+        two.record_failure(0, "x");
+        assert!(two.record_failure(0, "x"), "device 1 is left");
+        for _ in 0..5 {
+            assert!(!two.record_failure(1, "y"), "device 1 is the last");
+        }
+        assert_eq!(two.usable_count(), 1);
+        assert_eq!(two.quarantine(1, "operator"), Ok(true));
+        assert_eq!(two.usable_count(), 0);
     }
 }

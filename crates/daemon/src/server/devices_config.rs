@@ -101,7 +101,8 @@ pub struct DevicesSection {
     /// The devices to prove on, in this order; empty: every visible device.
     pub select: Vec<DeviceId>,
     /// Failed proofs in a row that take a device out of rotation (its jobs are retried on
-    /// the others; `filprove device restore` brings it back); 0: never.
+    /// the others; `filprove device restore` brings it back), unless it is the last one in
+    /// rotation; 0: never.
     pub quarantine_after_failures: u32,
     /// Logical devices when proving on the CPU (each a CPU prover sharing the cores): to
     /// try a multi-device configuration on a machine without GPUs.
