@@ -61,6 +61,10 @@ enum Command {
     /// Probe the daemon's /readyz (or /healthz) as its configuration says it listens (TLS,
     /// token): exit 0 when it answers 200. For container health checks.
     Health(cli::health::HealthArgs),
+    /// Take a device of the running daemon out of rotation, or bring a quarantined one
+    /// back (through its HTTP admin, as its configuration says it listens).
+    #[command(subcommand)]
+    Device(cli::device::DeviceCommand),
     /// Run the proving daemon (cuzk.v1 gRPC, HTTP /metrics /status /healthz /readyz).
     Daemon(filprove::server::DaemonArgs),
     #[command(flatten)]
@@ -102,6 +106,7 @@ fn main() {
         Command::SyntheticBench(a) => cli::synthetic::run(a),
         Command::Doctor(a) => cli::doctor::run(a),
         Command::Health(a) => cli::health::run(a),
+        Command::Device(c) => cli::device::run(c),
         Command::Daemon(a) => filprove::server::run_daemon(a),
         Command::Client(c) => filprove::client::run_client(c),
         Command::Timeline(a) => cli::timeline::run(a),

@@ -178,6 +178,7 @@ fn scenario() {
                 pcie_rx_mbps: 1000.0,
                 mem_used_mib: 2048,
                 sm_clock_mhz: 1980,
+                ecc_uncorrected: 0,
             });
         }
     }

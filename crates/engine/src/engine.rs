@@ -2,15 +2,17 @@
 //! the daemon calls (submit, await, cancel, status, metrics, drain).
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use filprove_groth16::recycle::{BufferPool, Reaper};
 use filprove_groth16::Backend;
 
+pub(crate) use crate::device::Device;
 use crate::job::{JobOutcome, JobReport, JobStatus, Priority, ProofJob, RequestKey};
 use crate::memory::{Budgets, HostMemory};
+use crate::placement::{DevicePolicy, Placement};
 use crate::sched::Scheduler;
 use crate::srs::{EvictOutcome, SrsLoader, SrsManager};
 pub use crate::status::{DeviceStatus, DrainReport, EngineStatus, QueueStatus, Submitted};
@@ -59,6 +61,13 @@ pub struct EngineConfig {
     /// (an explicit eviction) makes the next proof read the file again. Off: the host copy
     /// stays (a CPU backend never holds parameters, so it always does).
     pub release_host_parameters: bool,
+    /// What each device is used for, by position in the backends given to
+    /// [`Engine::start`]; devices beyond the list take any work.
+    pub device_policies: Vec<DevicePolicy>,
+    /// Failed proofs in a row that take a device out of rotation (its jobs are retried
+    /// on the others; [`Engine::restore_device`] brings it back), unless it is the last
+    /// one in rotation; 0: never.
+    pub quarantine_after_failures: u32,
 }
 
 impl Default for EngineConfig {
@@ -73,6 +82,8 @@ impl Default for EngineConfig {
             reused_partition_buffers: None,
             reused_partition_buffers_idle: Some(Duration::from_secs(300)),
             release_host_parameters: true,
+            device_policies: Vec::new(),
+            quarantine_after_failures: 3,
         }
     }
 }
@@ -85,48 +96,6 @@ fn default_kept_buffers(config: &EngineConfig, devices: usize) -> usize {
     config.partition_workers
         + usize::from(config.express_worker)
         + devices * config.gpu_workers_per_device.max(1)
-}
-
-/// One proving device and its kernel lock.
-pub(crate) struct Device {
-    pub name: String,
-    pub backend: Arc<dyn Backend>,
-    /// Held only around the backend's prove call (the kernel region).
-    pub kernel_lock: Mutex<()>,
-    /// Prover workers with a partition in hand for this device, from staging until they
-    /// release the kernel lock (a region is running or about to start).
-    contending: AtomicUsize,
-    current: Mutex<Option<(String, &'static str)>>,
-    busy: Mutex<Duration>,
-}
-
-/// Counts a prover worker in [`Device`]'s contenders while it lives.
-pub(crate) struct Contender<'a>(&'a AtomicUsize);
-
-impl Drop for Contender<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-impl Device {
-    /// Counts the caller as a contender for the kernel lock until the guard drops.
-    pub fn contend(&self) -> Contender<'_> {
-        self.contending.fetch_add(1, Ordering::SeqCst);
-        Contender(&self.contending)
-    }
-
-    /// True when a prover worker of this device is staging or proving.
-    pub fn contended(&self) -> bool {
-        self.contending.load(Ordering::SeqCst) > 0
-    }
-
-    pub fn set_current(&self, job: Option<(String, &'static str)>) {
-        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = job;
-    }
-    pub fn add_busy(&self, d: Duration) {
-        *self.busy.lock().unwrap_or_else(|p| p.into_inner()) += d;
-    }
 }
 
 struct JobTable {
@@ -301,26 +270,29 @@ impl Engine {
         let kept_buffers = config
             .reused_partition_buffers
             .unwrap_or(default_kept_buffers(&config, backends.len()));
-        let devices = backends
-            .into_iter()
-            .map(|backend| {
-                let name = backend.name();
-                tracing::info!(device = %name, "proving device");
-                Device {
-                    name,
-                    backend,
-                    kernel_lock: Mutex::new(()),
-                    contending: AtomicUsize::new(0),
-                    current: Mutex::new(None),
-                    busy: Mutex::new(Duration::ZERO),
-                }
-            })
-            .collect::<Vec<_>>();
+        if config.device_policies.len() > backends.len() {
+            return Err(EngineError::Internal(format!(
+                "{} device policies for {} devices",
+                config.device_policies.len(),
+                backends.len()
+            )));
+        }
+        let devices = crate::device::devices(backends);
+        for (d, dev) in devices.iter().enumerate() {
+            let p = config.device_policies.get(d).cloned().unwrap_or_default();
+            tracing::info!(device = %dev.name, urgent_only = p.urgent_only, circuits = ?p.circuits, "proving device");
+        }
+        let placement = Arc::new(Placement::new(
+            devices.len(),
+            &config.device_policies,
+            config.quarantine_after_failures,
+        ));
         let shared = Arc::new(Shared {
             sched: Scheduler::new(
                 mem_budget,
                 BufferPool::new(kept_buffers),
                 config.reused_partition_buffers_idle,
+                placement,
             ),
             srs: SrsManager::new(srs_loader, srs_budget),
             devices,
@@ -386,6 +358,40 @@ impl Engine {
         outcome
     }
 
+    /// Takes device `ordinal` out of rotation (`why` is shown in its status): it takes no
+    /// new partitions; what it is proving now finishes. Returns whether it was in rotation.
+    pub fn quarantine_device(&self, ordinal: usize, why: &str) -> Result<bool, EngineError> {
+        let changed = self.shared.sched.placement.quarantine(ordinal, why)?;
+        if changed {
+            let name = &self.shared.devices[ordinal].name;
+            tracing::warn!(device = %name, reason = why, "device taken out of rotation");
+            self.shared
+                .metrics
+                .device_quarantines
+                .with_label_values(&[name.as_str()])
+                .inc();
+            self.shared.sched.wake_provers();
+        }
+        Ok(changed)
+    }
+
+    /// Brings device `ordinal` back into rotation, its failures in a row cleared. Returns
+    /// whether it was out.
+    pub fn restore_device(&self, ordinal: usize) -> Result<bool, EngineError> {
+        let changed = self.shared.sched.placement.restore(ordinal)?;
+        if changed {
+            let name = &self.shared.devices[ordinal].name;
+            tracing::info!(device = %name, "device brought back into rotation");
+            self.shared.sched.wake_provers();
+        }
+        Ok(changed)
+    }
+
+    /// Devices in rotation (not quarantined).
+    pub fn usable_devices(&self) -> usize {
+        self.shared.sched.placement.usable_count()
+    }
+
     /// Queues `job`. `key` names the request (`None` or an empty id: the engine makes up
     /// an id). A known id decides by the job it names and the inputs (idempotency: a
     /// retried request never makes a second proof, and never gets another request's):
@@ -426,6 +432,17 @@ impl Engine {
             });
         }
         let entry = Arc::new(JobEntry::new(id.clone(), inputs, priority, job));
+        if !self
+            .shared
+            .sched
+            .placement
+            .any_accepts(priority, &entry.circuit_id)
+        {
+            return Err(EngineError::NoDeviceFor {
+                circuit_id: entry.circuit_id.clone(),
+                priority: priority.as_str(),
+            });
+        }
         let queue_position = {
             let mut jobs = self.shared.jobs();
             // Another submission of the same id may have come in meanwhile.
@@ -495,14 +512,17 @@ impl Engine {
 
     fn least_busy_device(&self) -> String {
         let devs = &self.shared.devices;
+        let placement = &self.shared.sched.placement;
         devs.iter()
-            .find(|d| {
-                d.current
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .is_none()
+            .enumerate()
+            .find(|(i, d)| {
+                placement.usable(*i)
+                    && d.current
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .is_none()
             })
-            .unwrap_or(&devs[0])
+            .map_or(&devs[0], |(_, d)| d)
             .name
             .clone()
     }
@@ -600,18 +620,7 @@ impl Engine {
         }
         queues.sort_by(|a, b| a.kind.cmp(&b.kind));
         EngineStatus {
-            devices: s
-                .devices
-                .iter()
-                .enumerate()
-                .map(|(i, d)| DeviceStatus {
-                    ordinal: i as u32,
-                    name: d.name.clone(),
-                    current_job: d.current.lock().unwrap_or_else(|p| p.into_inner()).clone(),
-                    busy: *d.busy.lock().unwrap_or_else(|p| p.into_inner()),
-                    memory: d.backend.device_memory(),
-                })
-                .collect(),
+            devices: crate::device::statuses(&s.devices, &s.sched.placement),
             srs: s.srs.status(),
             queues,
             completed: s.completed.load(Ordering::Relaxed),
@@ -633,6 +642,7 @@ impl Engine {
         let st = self.status();
         self.shared.metrics.render(&crate::metrics::Readings {
             queues: &st.queues,
+            devices: &st.devices,
             synthesis_waiting: st.synthesis_waiting,
             prove_waiting: st.prove_waiting,
             memory_reserved_bytes: st.memory_reserved_bytes,

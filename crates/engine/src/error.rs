@@ -81,6 +81,17 @@ pub enum EngineError {
     /// The job was cancelled.
     #[error("the job was cancelled")]
     Cancelled,
+    /// No device has this ordinal.
+    #[error("no device {0} (see GetStatus or /status for the devices)")]
+    UnknownDevice(u32),
+    /// No device's policy accepts the job (every device is reserved for other work).
+    #[error("no device proves {circuit_id} at {priority} priority (devices are reserved for other work; see [[devices.device]])")]
+    NoDeviceFor {
+        /// The job's circuit.
+        circuit_id: String,
+        /// The job's priority.
+        priority: &'static str,
+    },
     /// A bug or an impossible state.
     #[error("internal error: {0}")]
     Internal(String),
@@ -102,6 +113,8 @@ impl EngineError {
             Self::UnknownCircuit(_) => "unknown_circuit",
             Self::Draining => "draining",
             Self::Cancelled => "cancelled",
+            Self::UnknownDevice(_) => "unknown_device",
+            Self::NoDeviceFor { .. } => "no_device_for_job",
             Self::Internal(_) => "internal",
         }
     }

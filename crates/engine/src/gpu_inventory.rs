@@ -11,6 +11,8 @@ pub struct GpuInfo {
     pub ordinal: u64,
     /// Marketing name.
     pub name: String,
+    /// UUID as nvidia-smi prints it ("GPU-8f3e...").
+    pub uuid: String,
     /// Device memory, bytes.
     pub memory_total_bytes: u64,
     /// Device memory free when read, bytes.
@@ -58,6 +60,7 @@ pub fn inventory() -> Result<GpuInventory, String> {
             Ok(GpuInfo {
                 ordinal,
                 name: d.name().map_err(|e| fail("name", e))?,
+                uuid: d.uuid().map_err(|e| fail("uuid", e))?,
                 memory_total_bytes: memory.total,
                 memory_free_bytes: memory.free,
                 compute_capability: (cc.major as u32, cc.minor as u32),

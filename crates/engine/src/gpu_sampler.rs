@@ -14,7 +14,7 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use nvml_wrapper::enum_wrappers::device::{Clock, PcieUtilCounter};
+use nvml_wrapper::enum_wrappers::device::{Clock, EccCounter, MemoryError, PcieUtilCounter};
 use nvml_wrapper::{Device, Nvml};
 use prometheus::GaugeVec;
 
@@ -42,6 +42,9 @@ pub struct GpuSample {
     pub mem_used_mib: u64,
     /// SM clock, MHz.
     pub sm_clock_mhz: u32,
+    /// Uncorrectable ECC errors since the driver loaded (NVML's volatile count; 0 on a
+    /// GPU without ECC).
+    pub ecc_uncorrected: u64,
 }
 
 type Latest = Mutex<BTreeMap<u64, GpuSample>>;
@@ -254,6 +257,10 @@ fn read(d: &Device<'_>, ordinal: u64) -> (GpuSample, Vec<&'static str>) {
     ok("memory", mem.is_ok());
     let clock = d.clock_info(Clock::SM);
     ok("sm_clock", clock.is_ok());
+    // Not listed as failed: most GPUs outside the data centre have no ECC.
+    let ecc = d
+        .total_ecc_errors(MemoryError::Uncorrected, EccCounter::Volatile)
+        .unwrap_or(0);
     let util = util.ok();
     let sample = GpuSample {
         device: ordinal,
@@ -269,6 +276,7 @@ fn read(d: &Device<'_>, ordinal: u64) -> (GpuSample, Vec<&'static str>) {
         pcie_rx_mbps: rx.map_or(0.0, |kb| kb as f64 / 1000.0),
         mem_used_mib: mem.map_or(0, |m| m.used >> 20),
         sm_clock_mhz: clock.unwrap_or(0),
+        ecc_uncorrected: ecc,
     };
     (sample, failed)
 }
@@ -287,6 +295,7 @@ pub fn log(s: &GpuSample) {
         pcie_rx_mbps = s.pcie_rx_mbps,
         mem_used_mib = s.mem_used_mib,
         sm_clock_mhz = s.sm_clock_mhz,
+        ecc_uncorrected = s.ecc_uncorrected,
         "gpu_sample"
     );
 }
@@ -301,6 +310,16 @@ pub fn latest_samples() -> Vec<GpuSample> {
         .collect()
 }
 
+/// The uncorrectable ECC errors of CUDA device `ordinal` in its latest sample (`None`
+/// while no sampler reads it).
+pub fn ecc_uncorrected(ordinal: u64) -> Option<u64> {
+    latest()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&ordinal)
+        .map(|s| s.ecc_uncorrected)
+}
+
 /// The latest samples as Prometheus gauges (label `device`), in base units: ratios of
 /// time, watts, bytes, bytes per second, hertz. No series while no sampler runs.
 pub struct GpuGauges {
@@ -313,7 +332,7 @@ type SampleValue = fn(&GpuSample) -> f64;
 impl GpuGauges {
     /// The gauge families, registered in `registry`.
     pub fn new(registry: &prometheus::Registry) -> Result<Self, crate::EngineError> {
-        let specs: [(&str, &str, SampleValue); 7] = [
+        let specs: [(&str, &str, SampleValue); 8] = [
             (
                 "filprove_gpu_sm_utilization_ratio",
                 "Share of the last NVML period in which a kernel ran on the GPU.",
@@ -345,6 +364,11 @@ impl GpuGauges {
             ("filprove_gpu_sm_clock_hertz", "SM clock (NVML).", |s| {
                 f64::from(s.sm_clock_mhz) * 1e6
             }),
+            (
+                "filprove_gpu_ecc_uncorrected_errors",
+                "Uncorrectable ECC errors since the driver loaded (NVML, volatile; 0 without ECC).",
+                |s| s.ecc_uncorrected as f64,
+            ),
         ];
         let families = specs
             .into_iter()

@@ -11,6 +11,7 @@
 //! and wakes the waiters.
 
 pub mod cgroup;
+mod device;
 pub mod engine;
 pub mod error;
 pub mod filecoin;
@@ -19,6 +20,7 @@ pub mod gpu_sampler;
 pub mod job;
 pub mod memory;
 pub mod metrics;
+mod placement;
 mod sched;
 pub mod srs;
 pub mod status;
@@ -33,4 +35,5 @@ pub use job::{
     InputDigest, JobOutcome, JobReport, JobStatus, Priority, ProofJob, RequestKey, Timings,
 };
 pub use memory::{estimate_partition_bytes, Budgets, HostMemory, MemoryBudget};
+pub use placement::{DeviceHealth, DevicePolicy};
 pub use srs::{EvictOutcome, PreloadOutcome, SrsLoader, SrsManager, SrsTier};

@@ -12,7 +12,7 @@ use prometheus::{
     IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
 };
 
-use crate::engine::QueueStatus;
+use crate::engine::{DeviceStatus, QueueStatus};
 use crate::gpu_sampler::GpuGauges;
 use crate::EngineError;
 
@@ -63,6 +63,11 @@ pub struct Metrics {
     pub device_fallbacks: IntCounterVec,
     /// Seconds prover workers waited for their `device`'s kernel lock.
     pub device_lock_wait: CounterVec,
+    /// Failed proofs, by `device`.
+    pub device_failures: IntCounterVec,
+    /// Times a `device` was taken out of rotation.
+    pub device_quarantines: IntCounterVec,
+    device_healthy: IntGaugeVec,
     queue_depth: IntGaugeVec,
     pipeline_partitions: IntGaugeVec,
     memory_reserved: IntGauge,
@@ -78,6 +83,8 @@ pub struct Metrics {
 pub struct Readings<'a> {
     /// Jobs by kind, pending and in progress.
     pub queues: &'a [QueueStatus],
+    /// The devices.
+    pub devices: &'a [DeviceStatus],
     /// Partitions waiting for synthesis.
     pub synthesis_waiting: usize,
     /// Partitions waiting for a prover.
@@ -224,6 +231,24 @@ impl Metrics {
                 "Seconds prover workers waited for their device's kernel lock.",
                 |o| CounterVec::new(o, &["device"]),
             )?,
+            device_failures: family(
+                &r,
+                "filprove_device_failures_total",
+                "Proofs that failed on the device (errors and panics of the backend).",
+                |o| IntCounterVec::new(o, &["device"]),
+            )?,
+            device_quarantines: family(
+                &r,
+                "filprove_device_quarantines_total",
+                "Times the device was taken out of rotation (failures in a row, or by an operator).",
+                |o| IntCounterVec::new(o, &["device"]),
+            )?,
+            device_healthy: family(
+                &r,
+                "filprove_device_healthy",
+                "1 while the device is in rotation, 0 while it is quarantined.",
+                |o| IntGaugeVec::new(o, &["device"]),
+            )?,
             queue_depth: family(
                 &r,
                 "filprove_queue_depth",
@@ -287,6 +312,12 @@ impl Metrics {
                     .set(v as i64);
             }
         }
+        self.device_healthy.reset();
+        for d in now.devices {
+            self.device_healthy
+                .with_label_values(&[d.name.as_str()])
+                .set(i64::from(d.health.quarantined.is_none()));
+        }
         for (stage, v) in [
             ("synthesis", now.synthesis_waiting),
             ("prove", now.prove_waiting),
@@ -327,6 +358,7 @@ mod tests {
     fn readings() -> Readings<'static> {
         Readings {
             queues: &[],
+            devices: &[],
             synthesis_waiting: 0,
             prove_waiting: 0,
             memory_reserved_bytes: 42,

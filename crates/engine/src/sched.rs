@@ -18,6 +18,7 @@ use filprove_groth16::ProvingAssignment;
 
 use crate::job::Priority;
 use crate::memory::MemoryBudget;
+use crate::placement::Placement;
 use crate::tracker::JobEntry;
 
 /// Ordering key of a task.
@@ -84,6 +85,8 @@ pub(crate) struct Scheduler {
     pub buffers: Arc<BufferPool>,
     /// Kept assignments idle this long are freed (None: kept until needed elsewhere).
     buffer_idle: Option<Duration>,
+    /// Which device takes which synthesized partition.
+    pub placement: Arc<Placement>,
     synth_ready: Condvar,
     prove_ready: Condvar,
 }
@@ -106,10 +109,12 @@ impl Scheduler {
         memory_limit: u64,
         buffers: Arc<BufferPool>,
         buffer_idle: Option<Duration>,
+        placement: Arc<Placement>,
     ) -> Arc<Self> {
         Arc::new(Self {
             buffers,
             buffer_idle,
+            placement,
             state: Mutex::new(SchedState {
                 synth: BinaryHeap::new(),
                 prove: BinaryHeap::new(),
@@ -232,10 +237,18 @@ impl Scheduler {
         self.prove_ready.notify_all();
     }
 
+    /// Wakes the prover workers to look at the queue again (a device was taken out of
+    /// rotation or brought back).
+    pub fn wake_provers(&self) {
+        let _st = self.lock();
+        self.prove_ready.notify_all();
+    }
+
     /// Blocks until a synthesized partition is ready for device `device`, or returns
-    /// `None` when stopping. A retried job's partitions are left to other devices than the
-    /// ones of its failed attempt. Stale tasks are returned too (the caller drops them
-    /// outside the lock).
+    /// `None` when stopping. The partition is one [`Placement::takes`] gives this device:
+    /// a quarantined device takes none; a retried job's partitions are left to other
+    /// devices than the ones of its failed attempt. Stale tasks are returned too (the
+    /// caller drops them outside the lock).
     pub fn next_prove(&self, device: usize) -> Option<ProveTask> {
         let mut st = self.lock();
         loop {
@@ -245,7 +258,7 @@ impl Scheduler {
             let mut skipped = Vec::new();
             let mut found = None;
             while let Some(t) = st.prove.pop() {
-                if t.job.avoids(device) && t.job.is_live(t.attempt) {
+                if t.job.is_live(t.attempt) && !self.placement.takes(device, &t.job) {
                     skipped.push(t);
                 } else {
                     found = Some(t);

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::placement::{DeviceHealth, DevicePolicy};
 use crate::srs::SrsEntryStatus;
 
 /// What [`Engine::submit`] did.
@@ -30,6 +31,10 @@ pub struct DeviceStatus {
     pub busy: Duration,
     /// (free, total) device memory in bytes; None for the CPU backend.
     pub memory: Option<(u64, u64)>,
+    /// In rotation or quarantined, and its failures.
+    pub health: DeviceHealth,
+    /// What it is used for.
+    pub policy: DevicePolicy,
 }
 
 /// Jobs of one kind.

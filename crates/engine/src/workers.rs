@@ -320,6 +320,20 @@ pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize, worker: usize) {
             srs_wait_ms = srs_time.as_millis() as u64, lock_wait_ms = lock_wait.as_millis() as u64,
             prove_ms = dt.as_millis() as u64, "partition proved"
         );
+        let ecc = dev.new_ecc_errors();
+        match &result {
+            // Errors NVML counted meanwhile: the device's memory is not to be trusted.
+            _ if ecc > 0 => record_device_failure(
+                &shared,
+                device,
+                &format!("{ecc} uncorrectable ECC error(s) reported by NVML"),
+            ),
+            Ok(Ok(_)) => shared.sched.placement.record_success(device),
+            // Parameters the host released and the device lost: no fault of the device.
+            Ok(Err(filprove_groth16::ProveError::ParametersOffHost { .. })) => {}
+            Ok(Err(e)) => record_device_failure(&shared, device, &format!("{}: {e}", e.code())),
+            Err(_) => record_device_failure(&shared, device, "the prove call panicked"),
+        }
         match result {
             Ok(Ok((proof, _))) => {
                 shared
@@ -353,6 +367,26 @@ pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize, worker: usize) {
                 retry_or_fail(&shared, &job, e);
             }
         }
+    }
+}
+
+/// Counts a failed proof against device `device`; takes it out of rotation when that
+/// makes too many in a row (EngineConfig::quarantine_after_failures).
+fn record_device_failure(shared: &Shared, device: usize, why: &str) {
+    let name = shared.devices[device].name.as_str();
+    shared
+        .metrics
+        .device_failures
+        .with_label_values(&[name])
+        .inc();
+    if shared.sched.placement.record_failure(device, why) {
+        tracing::error!(device = %name, reason = why, "device taken out of rotation: its work goes to the other devices (POST /devices/<ordinal>/restore brings it back)");
+        shared
+            .metrics
+            .device_quarantines
+            .with_label_values(&[name])
+            .inc();
+        shared.sched.wake_provers();
     }
 }
 

@@ -69,19 +69,21 @@ pub fn run(args: HealthArgs) -> Result<()> {
     Ok(())
 }
 
-/// One GET of an admin path, as a configuration says to make it.
+/// One request (GET, or POST without a body) of an admin path, as a configuration says
+/// to make it.
 #[derive(Debug)]
 pub struct Probe {
     addr: SocketAddr,
-    path: &'static str,
+    path: String,
+    method: &'static str,
     /// The pinned certificate, when the admin speaks TLS.
     tls: Option<CertificateDer<'static>>,
     token: Option<BearerToken>,
 }
 
 impl Probe {
-    /// The probe of `path` on the HTTP admin of `config`.
-    pub fn of(config: &Config, path: &'static str) -> Result<Self> {
+    /// The probe (a GET) of `path` on the HTTP admin of `config`.
+    pub fn of(config: &Config, path: &str) -> Result<Self> {
         let mut addr = config
             .http_addr()
             .map_err(anyhow::Error::msg)?
@@ -112,10 +114,17 @@ impl Probe {
         };
         Ok(Self {
             addr,
-            path,
+            path: path.to_string(),
+            method: "GET",
             tls,
             token,
         })
+    }
+
+    /// Makes the request a POST without a body (an admin action).
+    pub fn post(mut self) -> Self {
+        self.method = "POST";
+        self
     }
 
     /// What is probed, as a URL.
@@ -154,9 +163,12 @@ impl Probe {
 
     async fn exchange(&self, mut io: impl AsyncRead + AsyncWrite + Unpin) -> Result<(u16, String)> {
         let mut request = format!(
-            "GET {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n",
-            self.path, self.addr
+            "{} {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n",
+            self.method, self.path, self.addr
         );
+        if self.method == "POST" {
+            request.push_str("Content-Length: 0\r\n");
+        }
         if let Some(t) = &self.token {
             request.push_str(&format!("Authorization: {}\r\n", t.header_value()));
         }

@@ -3,6 +3,7 @@
 pub mod backend;
 pub mod compare;
 pub mod demo;
+pub mod device;
 pub mod doctor;
 pub mod fixtures;
 pub mod health;

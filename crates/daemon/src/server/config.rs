@@ -30,6 +30,8 @@ pub struct Config {
     pub intake: super::intake::IntakeSection,
     /// The journal of accepted jobs.
     pub journal: super::journal::JournalSection,
+    /// Which devices, and what each is for.
+    pub devices: super::devices_config::DevicesSection,
 }
 
 /// `[server]`: where the daemon listens.
@@ -294,6 +296,7 @@ impl Config {
             .resolve()
             .map_err(|e| format!("srs.budget: {e}"))?;
         self.cuda.options(self.engine.gpu_workers_per_device)?;
+        self.devices.check()?;
         Ok(())
     }
 

@@ -26,7 +26,10 @@ pub fn to_status(e: &EngineError) -> Status {
         }
         EngineError::Input { .. } => Status::invalid_argument(msg),
         EngineError::MemoryExceedsBudget { .. } => Status::resource_exhausted(msg),
-        EngineError::UnknownJob(_) | EngineError::UnknownCircuit(_) => Status::not_found(msg),
+        EngineError::UnknownJob(_)
+        | EngineError::UnknownCircuit(_)
+        | EngineError::UnknownDevice(_) => Status::not_found(msg),
+        EngineError::NoDeviceFor { .. } => Status::failed_precondition(msg),
         EngineError::RequestConflict(_) => Status::already_exists(msg),
         EngineError::Draining => Status::unavailable(msg),
         EngineError::Cancelled => Status::cancelled(msg),
@@ -347,7 +350,12 @@ impl ProvingEngine for ProvingService {
                 .iter()
                 .map(|d| pb::GpuStatus {
                     ordinal: d.ordinal,
-                    name: d.name.clone(),
+                    // cuzk's message has no health field: a device out of rotation says
+                    // so in its name.
+                    name: match d.health.quarantined {
+                        Some(_) => format!("{} [quarantined]", d.name),
+                        None => d.name.clone(),
+                    },
                     vram_total_bytes: d.memory.map_or(0, |m| m.1),
                     vram_free_bytes: d.memory.map_or(0, |m| m.0),
                     current_job_id: d

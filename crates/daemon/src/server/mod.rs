@@ -12,6 +12,7 @@ pub mod config;
 pub mod convert;
 pub mod cuda_config;
 pub mod cuzk_config;
+pub mod devices_config;
 pub mod grpc;
 pub mod http;
 pub mod intake;
@@ -117,6 +118,8 @@ pub fn engine_config(c: &Config) -> anyhow::Result<EngineConfig> {
         reused_partition_buffers_idle: (c.engine.reused_partition_buffers_idle_secs > 0)
             .then(|| Duration::from_secs(c.engine.reused_partition_buffers_idle_secs)),
         release_host_parameters: c.engine.release_host_parameters,
+        device_policies: Vec::new(),
+        quarantine_after_failures: c.devices.quarantine_after_failures,
     })
 }
 
@@ -152,14 +155,28 @@ pub fn start_engine(c: &Config) -> anyhow::Result<Arc<Engine>> {
         .cuda
         .options(c.engine.gpu_workers_per_device)
         .map_err(anyhow::Error::msg)?;
-    start_engine_on(c, backends::build(&c.engine.backend, &cuda)?)
+    let planned = backends::build_planned(&c.engine.backend, &cuda, &c.devices)?;
+    start_engine_planned(c, planned)
 }
 
-/// [`start_engine`] on the given backends instead of those `engine.backend` names.
+/// [`start_engine`] on the given backends instead of those `engine.backend` names; the
+/// `[[devices.device]]` settings apply to them by position (ordinal).
 pub fn start_engine_on(
     c: &Config,
     backends: Vec<Arc<dyn filprove_groth16::Backend>>,
 ) -> anyhow::Result<Arc<Engine>> {
+    let policies = c
+        .devices
+        .plan(backends.len(), &[])
+        .map_err(anyhow::Error::msg)?
+        .into_iter()
+        .map(|p| p.policy)
+        .collect();
+    start_engine_planned(c, backends::Planned { backends, policies })
+}
+
+fn start_engine_planned(c: &Config, planned: backends::Planned) -> anyhow::Result<Arc<Engine>> {
+    let backends = planned.backends;
     let cache = apply_param_cache(c)?;
     tracing::info!(param_cache = %cache.display(), "parameter directory");
     warn_unknown_fil_proofs_env();
@@ -173,7 +190,11 @@ pub fn start_engine_on(
         );
     }
     let loader = srs_loading::srs_loader(cache, c.srs.validate, check_digests);
-    let engine = Arc::new(Engine::start(engine_config(c)?, backends, loader)?);
+    let config = EngineConfig {
+        device_policies: planned.policies,
+        ..engine_config(c)?
+    };
+    let engine = Arc::new(Engine::start(config, backends, loader)?);
     for id in &c.srs.preload {
         let id = filprove_engine::filecoin::normalize_circuit_id(id)
             .map_err(|e| anyhow::anyhow!("srs.preload: {}: {e}", e.code()))?;

@@ -337,6 +337,8 @@ pub fn config(partition_workers: usize, express: bool) -> filprove_engine::Engin
         reused_partition_buffers: None,
         reused_partition_buffers_idle: None,
         release_host_parameters: true,
+        device_policies: Vec::new(),
+        quarantine_after_failures: 3,
     }
 }
 

@@ -79,6 +79,42 @@ pub fn examine(args: &DoctorArgs) -> Report {
     r
 }
 
+/// Each device the daemon would prove on: what it is for and its VRAM budget.
+fn devices(
+    r: &mut Report,
+    c: &Config,
+    names: &[String],
+    policies: &[filprove_engine::DevicePolicy],
+) {
+    let budgets = if names.iter().any(|n| n.starts_with("cpu")) {
+        Vec::new()
+    } else {
+        crate::server::backends::cuda_plan(&c.devices).unwrap_or_default()
+    };
+    for (i, (name, p)) in names.iter().zip(policies).enumerate() {
+        let work = match (p.urgent_only, p.circuits.is_empty()) {
+            (true, true) => "PoSt (HIGH/CRITICAL work) only".to_string(),
+            (true, false) => format!("PoSt only, circuits {}", p.circuits.join(", ")),
+            (false, true) => "any work".to_string(),
+            (false, false) => format!("circuits {} only", p.circuits.join(", ")),
+        };
+        let vram = match budgets.get(i).and_then(|b| b.vram_budget) {
+            Some(b) => format!(", VRAM budget {:.1} GiB", b as f64 / (1u64 << 30) as f64),
+            None => String::new(),
+        };
+        r.add(Level::Info, format!("device {i} ({name}): {work}{vram}"));
+    }
+    let after = c.devices.quarantine_after_failures;
+    r.add(
+        Level::Info,
+        if after == 0 {
+            "a failing device stays in rotation (devices.quarantine_after_failures = 0)".to_string()
+        } else {
+            format!("a device is quarantined after {after} failed proofs in a row")
+        },
+    );
+}
+
 /// What the daemon would run: backends (built as it builds them), workers, endpoints.
 fn plan(r: &mut Report, c: &Config) {
     r.section("the daemon with this configuration");
@@ -90,14 +126,15 @@ fn plan(r: &mut Report, c: &Config) {
             return;
         }
     };
-    match crate::server::backends::build(kind, &cuda) {
-        Ok(backends) => {
-            let names: Vec<String> = backends.iter().map(|b| b.name()).collect();
+    match crate::server::backends::build_planned(kind, &cuda, &c.devices) {
+        Ok(planned) => {
+            let names: Vec<String> = planned.backends.iter().map(|b| b.name()).collect();
             let text = format!("engine.backend = {kind:?}: proves on {}", names.join(", "));
-            match crate::server::http::not_ready_reason(false, kind, &names) {
+            match crate::server::http::not_ready_reason(false, kind, &names, names.len()) {
                 Some(why) => r.add(Level::Warn, format!("{text}; /readyz would fail: {why}")),
                 None => r.add(Level::Ok, text),
             }
+            devices(r, c, &names, &planned.policies);
         }
         Err(e) => r.add(Level::Fail, format!("{e:#}: the daemon would not start")),
     }
