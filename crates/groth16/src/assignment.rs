@@ -69,7 +69,7 @@ impl ProvingAssignment {
         self.b_aux_density.clear();
     }
 
-    /// Makes room for `constraints` values in each of a, b, c and `aux` in the aux
+    /// Makes room for exactly `constraints` values in each of a, b, c and `aux` in the aux
     /// witness (in all), releasing first the pin of any vector that reallocates for it.
     /// Code that fills the vectors without the `ConstraintSystem` methods calls this first.
     pub fn reserve_vectors(&mut self, constraints: usize, aux: usize) {
@@ -81,7 +81,7 @@ impl ProvingAssignment {
         ] {
             let extra = n.saturating_sub(v.len());
             grow(&self.pins, v, extra);
-            v.reserve(extra);
+            v.reserve_exact(extra);
         }
     }
 
@@ -109,8 +109,15 @@ impl ProvingAssignment {
 
     /// Appends the `input_i * 0 = 0` constraints that make the IC query fully dense.
     /// Call once, after synthesis (done by [`ProvingAssignment::synthesize`]).
+    ///
+    /// Room for them is made exactly: a vector filled to a reserved capacity (parted
+    /// synthesis) would otherwise double on the first push, and with it the memory a
+    /// kept partition buffer is counted at and what a backend page-locks.
     pub fn finish(&mut self) {
-        for i in 0..self.input_assignment.len() {
+        let inputs = self.input_assignment.len();
+        let need = self.a.len() + inputs;
+        self.reserve_vectors(need, self.aux_assignment.len());
+        for i in 0..inputs {
             self.enforce(
                 || "",
                 |lc| lc + Variable::new_unchecked(Index::Input(i)),

@@ -337,6 +337,7 @@ pub fn take_shell() -> Option<ProvingAssignment> {
 mod tests {
     use super::*;
     use crate::Fr;
+    use ff::Field;
     use filprove_testkit::Chain;
     use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -426,6 +427,38 @@ mod tests {
         asg.reserve_vectors(cap + 1, 0);
         assert!(kept.load(Ordering::SeqCst), "reallocation: pin released");
         assert!(asg.a.capacity() > cap);
+    }
+
+    /// Vectors filled to an exactly reserved size (as parted synthesis fills them) grow by
+    /// exactly the input constraints when finished: no amortised doubling of a
+    /// partition-sized vector, so a refill keeps the allocation and its pin.
+    #[test]
+    fn finishing_a_reserved_assignment_adds_exactly_the_input_constraints() {
+        let asg = ProvingAssignment::synthesize(chain(1000)).unwrap();
+        let (rows, inputs) = (asg.a.len(), asg.input_assignment.len());
+        assert!(inputs >= 2, "the circuit has inputs besides ONE");
+        let body = rows - inputs;
+        let refill = |asg: &mut ProvingAssignment| {
+            asg.clear();
+            asg.reserve_vectors(body, 0);
+            for v in [&mut asg.a, &mut asg.b, &mut asg.c] {
+                v.resize(body, Fr::ONE);
+            }
+            asg.input_assignment.resize(inputs, Fr::ONE);
+            asg.finish();
+        };
+        let mut fresh = ProvingAssignment::default();
+        refill(&mut fresh);
+        for v in [&fresh.a, &fresh.b, &fresh.c] {
+            assert_eq!((v.len(), v.capacity()), (rows, rows), "exact room");
+        }
+        let kept = pin_a(&fresh);
+        refill(&mut fresh);
+        assert!(
+            !kept.load(Ordering::SeqCst),
+            "a refill keeps the allocation"
+        );
+        assert_eq!(fresh.a.capacity(), rows);
     }
 
     #[test]
