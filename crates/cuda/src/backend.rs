@@ -568,6 +568,23 @@ impl Backend for CudaBackend {
         Ok((proof, report))
     }
 
+    fn load_parameters(&self, srs: &Srs) -> Result<bool, ProveError> {
+        // As a region would: under the region lock (the upload uses the region's bounce
+        // buffers and the compute stream), planned for the set's own shape.
+        let _region = lock(&self.region);
+        self.gpu.bind()?;
+        let (key, lens, _) = self.lookup(srs)?;
+        let shape = Shape::from_srs_lengths(
+            lens.h as u64,
+            lens.l as u64,
+            lens.a as u64,
+            lens.b as u64,
+        );
+        let plan = self.plan(shape)?;
+        let mut report = ProveReport::default();
+        Ok(self.resident_for(srs, key, &plan, &mut report)?.is_some())
+    }
+
     fn hold_parameters(&self, full: &Srs, vk_only: &Srs) -> bool {
         let held = lock(&self.state)
             .resident

@@ -14,7 +14,7 @@ use crate::job::{JobOutcome, JobReport, JobStatus, Priority, ProofJob, RequestKe
 use crate::memory::{Budgets, HostMemory};
 use crate::placement::{DevicePolicy, Placement};
 use crate::sched::Scheduler;
-use crate::srs::{EvictOutcome, SrsLoader, SrsManager};
+use crate::srs::{EvictOutcome, PreloadOutcome, SrsLoader, SrsManager};
 pub use crate::status::{DeviceStatus, DrainReport, EngineStatus, QueueStatus, Submitted};
 use crate::tracker::{JobEntry, Reuse};
 use crate::{metrics::Metrics, workers, EngineError};
@@ -343,6 +343,40 @@ impl Engine {
     /// The parameter residency manager (preload, evict, status).
     pub fn srs(&self) -> &Arc<SrsManager> {
         &self.shared.srs
+    }
+
+    /// Loads and pins `circuit_id`'s parameters ([`SrsManager::preload`]) and copies them
+    /// onto every device that keeps its own copy ([`filprove_groth16::Backend::load_parameters`]),
+    /// so the first proof uploads nothing. With
+    /// [`EngineConfig::release_host_parameters`], the host copy of the proving sections is
+    /// released at once when every device holds them: a daemon's host memory then never
+    /// holds the parameters beside the first partitions in flight.
+    pub fn preload_parameters(&self, circuit_id: &str) -> Result<PreloadOutcome, EngineError> {
+        let outcome = self.shared.srs.preload(circuit_id)?;
+        let Some(srs) = self.shared.srs.resident(circuit_id) else {
+            return Ok(outcome);
+        };
+        if !srs.has_sections() {
+            return Ok(outcome); // released already
+        }
+        let mut everywhere = true;
+        for d in &self.shared.devices {
+            match d.backend.load_parameters(&srs) {
+                Ok(loaded) => everywhere &= loaded,
+                Err(e) => {
+                    everywhere = false;
+                    tracing::warn!(
+                        circuit_id, device = %d.name, error = %e,
+                        "parameters not loaded onto the device at preload (the first proof uploads them)"
+                    );
+                }
+            }
+        }
+        drop(srs);
+        if everywhere && self.shared.release_host_parameters {
+            workers::release_host_parameters(&self.shared, circuit_id);
+        }
+        Ok(outcome)
     }
 
     /// Evicts `circuit_id`'s parameters from host memory ([`SrsManager::evict`]) and from

@@ -392,7 +392,7 @@ fn record_device_failure(shared: &Shared, device: usize, why: &str) {
 
 /// Releases the host copy of `circuit_id`'s proving sections once every device holds
 /// them (EngineConfig::release_host_parameters).
-fn release_host_parameters(shared: &Shared, circuit_id: &str) {
+pub(crate) fn release_host_parameters(shared: &Shared, circuit_id: &str) {
     let released = shared
         .srs
         .release_host_sections(circuit_id, |full, vk_only| {

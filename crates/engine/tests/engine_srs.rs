@@ -189,3 +189,101 @@ fn host_sections_are_released_only_when_every_device_holds_them() {
     assert!(again.srs().has_sections());
     assert_eq!(calls.load(Ordering::SeqCst), 2);
 }
+
+/// A backend that keeps its own copy of a parameter set (as a GPU does): the CPU backend
+/// proving with the copy it loaded, counting loads and the proofs made without the host's
+/// sections.
+struct KeepsACopy {
+    inner: filprove_groth16::cpu::CpuBackend,
+    copy: std::sync::Mutex<Option<filprove_groth16::Srs>>,
+    loads: AtomicUsize,
+    from_copy: AtomicUsize,
+}
+
+impl filprove_groth16::Backend for KeepsACopy {
+    fn name(&self) -> String {
+        "keeps-a-copy".into()
+    }
+    fn prove(
+        &self,
+        srs: &filprove_groth16::Srs,
+        inputs: &[filprove_groth16::ProofInput<'_>],
+    ) -> Result<Vec<filprove_groth16::Proof>, filprove_groth16::ProveError> {
+        if srs.has_sections() {
+            return self.inner.prove(srs, inputs);
+        }
+        let copy = self.copy.lock().unwrap();
+        let full = copy
+            .as_ref()
+            .filter(|c| c.vk == srs.vk)
+            .ok_or(filprove_groth16::ProveError::ParametersOffHost {
+                backend: self.name(),
+            })?;
+        self.from_copy.fetch_add(1, Ordering::SeqCst);
+        self.inner.prove(full, inputs)
+    }
+    fn load_parameters(
+        &self,
+        srs: &filprove_groth16::Srs,
+    ) -> Result<bool, filprove_groth16::ProveError> {
+        self.loads.fetch_add(1, Ordering::SeqCst);
+        *self.copy.lock().unwrap() = Some(srs.clone());
+        Ok(true)
+    }
+    fn hold_parameters(&self, full: &filprove_groth16::Srs, _: &filprove_groth16::Srs) -> bool {
+        self.copy.lock().unwrap().as_ref().is_some_and(|c| c.vk == full.vk)
+    }
+}
+
+/// A preload copies the parameters onto every device that keeps its own copy and, once all
+/// hold them, releases the host's proving sections at once (before any proof); proofs
+/// then come from the devices' copies. A device without a copy of its own (the CPU) keeps
+/// the host's sections in place.
+#[test]
+fn a_preload_loads_the_devices_and_releases_the_host_sections_before_any_proof() {
+    let id = circuit_id(8);
+    let keeper = Arc::new(KeepsACopy {
+        inner: filprove_groth16::cpu::CpuBackend::new(Some(1)).unwrap(),
+        copy: Default::default(),
+        loads: AtomicUsize::new(0),
+        from_copy: AtomicUsize::new(0),
+    });
+    let calls = Arc::new(AtomicUsize::new(0));
+    let e = filprove_engine::Engine::start(
+        config(1, false),
+        vec![keeper.clone()],
+        loader(calls.clone(), Duration::ZERO),
+    )
+    .unwrap();
+    let full_bytes = srs_size_bytes(&srs(8));
+    e.preload_parameters(&id).unwrap();
+    assert_eq!(keeper.loads.load(Ordering::SeqCst), 1);
+    let kept = e.srs().resident(&id).expect("still resident");
+    assert!(!kept.has_sections(), "host sections released at preload");
+    assert!(e.srs().resident_bytes() < full_bytes);
+    // A proof now comes from the device's copy, and verifies.
+    let probe = Arc::new(Probe::default());
+    e.submit(
+        key("after-preload"),
+        filprove_engine::Priority::Normal,
+        Arc::new(ChainJob::new("after-preload", 2, &probe)),
+    )
+    .unwrap();
+    let done = e
+        .wait("after-preload", Some(Duration::from_secs(120)))
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(done.outcome, filprove_engine::JobOutcome::Completed(_)),
+        "{:?}",
+        done.outcome
+    );
+    assert_eq!(keeper.from_copy.load(Ordering::SeqCst), 2);
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "the file was read once");
+
+    // The CPU backend keeps no copy: the host keeps the sections.
+    let e = filprove_engine::Engine::start(config(1, false), cpu(), loader(calls, Duration::ZERO))
+        .unwrap();
+    e.preload_parameters(&id).unwrap();
+    assert!(e.srs().resident(&id).unwrap().has_sections());
+}

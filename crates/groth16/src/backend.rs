@@ -115,6 +115,15 @@ pub trait Backend: Send + Sync {
     /// Drops any device copy of `srs` the backend keeps (the SRS manager evicted it).
     fn evict(&self, _srs: &Srs) {}
 
+    /// Copies `srs`'s proving sections into the backend's own memory now, as its first proof
+    /// with them would (a GPU backend: device memory), so that a preload leaves the first
+    /// proof nothing to upload and the host copy can be released at once
+    /// ([`Backend::hold_parameters`]). `Ok(false)` when the backend keeps no copy of its own
+    /// (the CPU, the default) or has no room for one now.
+    fn load_parameters(&self, _srs: &Srs) -> Result<bool, ProveError> {
+        Ok(false)
+    }
+
     /// Keeps this backend's copy of `full`'s proving sections for good (never evicted to
     /// make room; only [`Backend::evict`] drops it) and, from now on, proves with it when
     /// given `vk_only` (the same set without its sections, [`Srs::verifying_key_only`]).
