@@ -328,6 +328,15 @@ async fn slow_large_senders_hold_at_most_the_budget_and_posts_still_get_in() {
     let [held_bytes, _, refused_small, refused_large] = scraped_receive(d.http).await;
     assert_eq!(held_bytes, 0.0);
     assert_eq!((refused_small, refused_large), (0.0, f64::from(refusals)));
+    // GetMetrics answers the same families.
+    let text = c
+        .get_metrics(pb::GetMetricsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .prometheus_text;
+    let line = format!("filprove_receive_refused_total{{size=\"large\"}} {refusals}\n");
+    assert!(text.contains(&line), "{text}");
     d.shutdown().unwrap();
 }
 
