@@ -2,11 +2,13 @@
 //! daemon (CPU backend, 2 KiB fixtures): callers that announce large messages and send
 //! them slowly hold at most the budget, those beyond it are refused at their length prefix
 //! with RESOURCE_EXHAUSTED and a retry hint, a PoSt-sized message is still received while
-//! they hold it, and connections beyond `intake.max_connections` are closed at once.
+//! they hold it, /metrics and /status show what they hold and how many were refused, and
+//! connections beyond `intake.max_connections` are closed at once.
 
 mod daemon_support;
 
 use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -179,6 +181,48 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// The receive budget as /metrics shows it: held bytes, the budget, calls refused with a
+/// small and with a large message.
+async fn scraped_receive(http: SocketAddr) -> [f64; 4] {
+    let (code, body) = tokio::task::spawn_blocking(move || http_get(http, "/metrics"))
+        .await
+        .unwrap();
+    assert_eq!(code, 200, "{body}");
+    let scraped = exposition::parse(&body);
+    for (family, kind) in [
+        ("filprove_receive_held_bytes", "gauge"),
+        ("filprove_receive_limit_bytes", "gauge"),
+        ("filprove_receive_refused_total", "counter"),
+    ] {
+        assert_eq!(scraped.types.get(family).map(String::as_str), Some(kind));
+    }
+    let value = |name: &str, size: Option<&str>| {
+        let found: Vec<f64> = scraped
+            .samples
+            .iter()
+            .filter(|s| s.name == name && s.labels.get("size").map(String::as_str) == size)
+            .map(|s| s.value)
+            .collect();
+        assert_eq!(found.len(), 1, "{name} {size:?}: {body}");
+        found[0]
+    };
+    [
+        value("filprove_receive_held_bytes", None),
+        value("filprove_receive_limit_bytes", None),
+        value("filprove_receive_refused_total", Some("small")),
+        value("filprove_receive_refused_total", Some("large")),
+    ]
+}
+
+/// The `receive` object of /status.
+async fn status_receive(http: SocketAddr) -> serde_json::Value {
+    let (code, body) = tokio::task::spawn_blocking(move || http_get(http, "/status"))
+        .await
+        .unwrap();
+    assert_eq!(code, 200, "{body}");
+    serde_json::from_str::<serde_json::Value>(&body).unwrap()["receive"].clone()
+}
+
 /// A SubmitProof message of exactly `len` bytes (a PoRep whose C1 output is filler, so the
 /// daemon refuses it once decoded) behind its 5-byte gRPC prefix.
 fn framed_message(len: usize) -> Vec<u8> {
@@ -205,8 +249,9 @@ fn framed_message(len: usize) -> Vec<u8> {
 /// Eight callers announce a large message each and send a little of it; the budget holds
 /// three, the other five are refused at their prefix. While the three hold it, a message
 /// just above the small-message size is refused too, and a WindowPoSt (a small message)
-/// is received and accepted. Once the three have sent the rest, they are decoded and
-/// answered by the service, and a large message fits again.
+/// is received and accepted. /metrics and /status show the three messages' bytes held and
+/// every refusal. Once the three have sent the rest, they are decoded and answered by the
+/// service, their bytes are released, and a large message fits again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slow_large_senders_hold_at_most_the_budget_and_posts_still_get_in() {
     let d = TestDaemon::start(receive_config);
@@ -219,6 +264,7 @@ async fn slow_large_senders_hold_at_most_the_budget_and_posts_still_get_in() {
         bodies.push(Some(body));
     }
     // The refused are answered at once; the held ones wait for the rest of their message.
+    let mut refusals: u32 = 0;
     for _ in 0..5 {
         let (id, (code, message, retry)) = next_answer(&mut answers).await;
         assert_eq!(code, tonic::Code::ResourceExhausted, "{message}");
@@ -226,6 +272,7 @@ async fn slow_large_senders_hold_at_most_the_budget_and_posts_still_get_in() {
         assert!(message.contains("retry after 2 s"), "{message}");
         assert_eq!(retry.as_deref(), Some("2000"));
         bodies[id] = None;
+        refusals += 1;
     }
     let held: Vec<_> = bodies.into_iter().flatten().collect();
     assert_eq!(held.len(), 3);
@@ -236,6 +283,7 @@ async fn slow_large_senders_hold_at_most_the_budget_and_posts_still_get_in() {
     let (code, message, _) = over.status().await;
     assert_eq!(code, tonic::Code::ResourceExhausted, "{message}");
     assert!(message.starts_with("receive_busy:"), "{message}");
+    refusals += 1;
 
     // A PoSt: received from the reserve, decoded, accepted by the intake.
     let window = request(ProofKind::WindowPoSt);
@@ -247,6 +295,21 @@ async fn slow_large_senders_hold_at_most_the_budget_and_posts_still_get_in() {
         answers.try_recv().is_err(),
         "a held call was answered early"
     );
+
+    // Scraped while the three hold the budget: their whole announced messages, within
+    // what large messages may use; every refusal counted, all of large messages.
+    let budget = 16.0 * MIB as f64;
+    let [held_bytes, limit, refused_small, refused_large] = scraped_receive(d.http).await;
+    assert_eq!(held_bytes, 3.0 * MAX_MESSAGE as f64);
+    assert!(
+        held_bytes > 0.0 && held_bytes <= 0.75 * budget,
+        "{held_bytes}"
+    );
+    assert_eq!(limit, budget);
+    assert_eq!((refused_small, refused_large), (0.0, f64::from(refusals)));
+    let status = status_receive(d.http).await;
+    assert_eq!(status["held_bytes"], 3 * MAX_MESSAGE);
+    assert_eq!(status["refused"]["large"], refusals);
 
     // The held messages complete: decoded, then refused by the service's validation.
     for h in held {
@@ -262,6 +325,18 @@ async fn slow_large_senders_hold_at_most_the_budget_and_posts_still_get_in() {
     again.finish();
     let (code, message, _) = again.status().await;
     assert_eq!(code, tonic::Code::InvalidArgument, "{message}");
+    let [held_bytes, _, refused_small, refused_large] = scraped_receive(d.http).await;
+    assert_eq!(held_bytes, 0.0);
+    assert_eq!((refused_small, refused_large), (0.0, f64::from(refusals)));
+    // GetMetrics answers the same families.
+    let text = c
+        .get_metrics(pb::GetMetricsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .prometheus_text;
+    let line = format!("filprove_receive_refused_total{{size=\"large\"}} {refusals}\n");
+    assert!(text.contains(&line), "{text}");
     d.shutdown().unwrap();
 }
 

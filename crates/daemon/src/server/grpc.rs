@@ -13,6 +13,7 @@ use super::callers::{Callers, Waiting};
 use super::convert;
 use super::intake::{check_id, Intake};
 use super::journal::{Journal, JournalError};
+use super::metrics::Metrics;
 use super::pb;
 use super::pb::proving_engine_server::ProvingEngine;
 
@@ -45,6 +46,7 @@ pub struct ProvingService {
     callers: Arc<Callers>,
     intake: Option<Arc<Intake>>,
     journal: Option<Arc<Journal>>,
+    metrics: Option<Arc<Metrics>>,
 }
 
 /// A refused submission as a status, logged (the log line quotes no input: codes, sizes).
@@ -133,6 +135,7 @@ impl ProvingService {
             callers,
             intake: None,
             journal: None,
+            metrics: None,
         }
     }
 
@@ -158,6 +161,13 @@ impl ProvingService {
     /// RESOURCE_EXHAUSTED); without one, every valid submission is queued.
     pub fn with_intake(mut self, intake: Arc<Intake>) -> Self {
         self.intake = Some(intake);
+        self
+    }
+
+    /// Answers `GetMetrics` with `metrics` (the engine's families and the daemon's); without
+    /// them, with the engine's alone.
+    pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Self {
+        self.metrics = Some(metrics);
         self
     }
 
@@ -406,7 +416,10 @@ impl ProvingEngine for ProvingService {
         _request: Request<pb::GetMetricsRequest>,
     ) -> Result<Response<pb::GetMetricsResponse>, Status> {
         Ok(Response::new(pb::GetMetricsResponse {
-            prometheus_text: self.engine.metrics_text(),
+            prometheus_text: match &self.metrics {
+                Some(m) => m.text(),
+                None => self.engine.metrics_text(),
+            },
         }))
     }
 

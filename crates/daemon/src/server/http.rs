@@ -1,4 +1,5 @@
-//! The HTTP admin endpoint: `/metrics` (Prometheus text), `/status` (JSON), `/healthz`
+//! The HTTP admin endpoint: `/metrics` (Prometheus text: the engine's families and the
+//! daemon's, [`super::metrics`]), `/status` (JSON), `/healthz`
 //! (the daemon answers and is not draining), `/readyz` (it also proves where it was
 //! configured to: a GPU backend that fell back to the CPU, or one whose devices are all
 //! quarantined, is not ready), and the device actions `POST /devices/{ordinal}/restore`
@@ -14,15 +15,28 @@ use axum::Router;
 use filprove_engine::{Engine, SrsTier};
 use serde_json::json;
 
+use super::metrics::Metrics;
+use super::receive::ReceiveBudget;
+
 /// The admin router. `configured_backend` is `engine.backend` ("cpu", "cuda", "auto"):
-/// anything but "cpu" asks for a GPU, which `/readyz` checks.
-pub fn router(engine: Arc<Engine>, configured_backend: String) -> Router {
+/// anything but "cpu" asks for a GPU, which `/readyz` checks. `metrics` are served at
+/// `/metrics`; `/status` reads their receive budget too.
+pub fn router(engine: Arc<Engine>, configured_backend: String, metrics: Arc<Metrics>) -> Router {
     let readyz = move |State(engine): State<Arc<Engine>>| {
         let configured = configured_backend.clone();
         async move { readyz(&engine, &configured) }
     };
+    let scrape = metrics.clone();
+    let text = move || {
+        let m = scrape.clone();
+        async move { metrics_text(&m) }
+    };
+    let status = move |State(engine): State<Arc<Engine>>| {
+        let m = metrics.clone();
+        async move { axum::Json(status_json(&engine, m.receive())) }
+    };
     Router::new()
-        .route("/metrics", get(metrics))
+        .route("/metrics", get(text))
         .route("/status", get(status))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
@@ -76,13 +90,13 @@ fn readyz(engine: &Engine, configured_backend: &str) -> (StatusCode, String) {
     }
 }
 
-async fn metrics(State(engine): State<Arc<Engine>>) -> impl IntoResponse {
+fn metrics_text(metrics: &Metrics) -> impl IntoResponse {
     (
         [(
             header::CONTENT_TYPE,
             filprove_engine::metrics::content_type(),
         )],
-        engine.metrics_text(),
+        metrics.text(),
     )
 }
 
@@ -94,9 +108,10 @@ async fn healthz(State(engine): State<Arc<Engine>>) -> impl IntoResponse {
     }
 }
 
-/// The status document served at `/status`.
-pub fn status_json(engine: &Engine) -> serde_json::Value {
+/// The status document served at `/status`: the engine's state and the receive budget.
+pub fn status_json(engine: &Engine, receive: &ReceiveBudget) -> serde_json::Value {
     let s = engine.status();
+    let refused = receive.refused();
     json!({
         "uptime_seconds": s.uptime.as_secs(),
         "draining": s.draining,
@@ -122,6 +137,11 @@ pub fn status_json(engine: &Engine) -> serde_json::Value {
         })).collect::<Vec<_>>(),
         "pipeline": { "synthesis_waiting": s.synthesis_waiting, "prove_waiting": s.prove_waiting },
         "memory": { "reserved_bytes": s.memory_reserved_bytes, "limit_bytes": s.memory_limit_bytes },
+        "receive": {
+            "held_bytes": receive.held_bytes(),
+            "limit_bytes": receive.limit_bytes(),
+            "refused": { "small": refused.small, "large": refused.large },
+        },
         "srs": {
             "resident_bytes": s.srs_resident_bytes,
             "budget_bytes": engine.srs().budget_bytes(),
@@ -133,10 +153,6 @@ pub fn status_json(engine: &Engine) -> serde_json::Value {
             })).collect::<Vec<_>>(),
         },
     })
-}
-
-async fn status(State(engine): State<Arc<Engine>>) -> impl IntoResponse {
-    axum::Json(status_json(&engine))
 }
 
 /// The answer to a device action: `changed` says whether the device's state changed.

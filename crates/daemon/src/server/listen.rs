@@ -281,8 +281,14 @@ pub async fn serve_until(
     force: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    // One receive budget for every listener: each message is charged from its length
+    // prefix until it is decoded.
+    let receive = ReceiveBudget::new(listeners.receive.clone());
+    let metrics = super::metrics::Metrics::new(engine.clone(), receive.clone())
+        .context("the daemon's metrics")?;
     let mut service = ProvingService::new(engine.clone(), listeners.cancel_abandoned.clone())
-        .with_intake(super::intake::Intake::new(listeners.intake.clone()));
+        .with_intake(super::intake::Intake::new(listeners.intake.clone()))
+        .with_metrics(metrics.clone());
     if let Some(j) = &listeners.journal {
         service = service.with_journal(j.clone());
         let s = service.clone();
@@ -294,9 +300,6 @@ pub async fn serve_until(
         .set_serving::<ProvingEngineServer<ProvingService>>()
         .await;
     let reflection = reflection_services()?;
-    // One receive budget for every listener: each message is charged from its length
-    // prefix until it is decoded.
-    let receive = ReceiveBudget::new(listeners.receive.clone());
     let streams = listeners.max_streams_per_connection;
     let connections = listeners.max_connections;
     // The same services on every listener; the length prefix is checked against the limit
@@ -346,7 +349,7 @@ pub async fn serve_until(
         tasks.spawn(async move { s.await.context("gRPC (TCP)") });
     }
     if let Some(l) = listeners.http {
-        let mut app = super::http::router(engine.clone(), listeners.configured_backend);
+        let mut app = super::http::router(engine.clone(), listeners.configured_backend, metrics);
         if let Some(token) = listeners.token {
             app = app.layer(axum::middleware::from_fn_with_state(
                 Arc::new(token),

@@ -18,6 +18,7 @@ pub mod http;
 pub mod intake;
 pub mod journal;
 mod listen;
+pub mod metrics;
 pub mod receive;
 mod resume;
 pub mod srs_loading;

@@ -15,6 +15,7 @@
 //! MiB at most) from the largest PoRep and SnapDeals messages.
 
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
@@ -71,6 +72,17 @@ impl ReceiveLimits {
 pub struct ReceiveBudget {
     limits: ReceiveLimits,
     held: Mutex<u64>,
+    refused_small: AtomicU64,
+    refused_large: AtomicU64,
+}
+
+/// Calls the budget refused since the daemon started, by the size of their message.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Refused {
+    /// Messages of at most the small-message size.
+    pub small: u64,
+    /// Larger messages.
+    pub large: u64,
 }
 
 /// Bytes charged to the budget, released on drop.
@@ -92,6 +104,8 @@ impl ReceiveBudget {
         Arc::new(Self {
             limits,
             held: Mutex::new(0),
+            refused_small: AtomicU64::new(0),
+            refused_large: AtomicU64::new(0),
         })
     }
 
@@ -102,6 +116,19 @@ impl ReceiveBudget {
     /// Bytes held now by messages being received.
     pub fn held_bytes(&self) -> u64 {
         *self.held()
+    }
+
+    /// The budget, bytes (`intake.max_receiving_bytes`).
+    pub fn limit_bytes(&self) -> u64 {
+        self.limits.receiving_bytes
+    }
+
+    /// Calls refused so far.
+    pub fn refused(&self) -> Refused {
+        Refused {
+            small: self.refused_small.load(Ordering::Relaxed),
+            large: self.refused_large.load(Ordering::Relaxed),
+        }
     }
 
     /// Charges a message announcing `len` bytes, or refuses it.
@@ -116,6 +143,12 @@ impl ReceiveBudget {
                 *held
             );
             drop(held);
+            let refused = if len <= self.limits.small_message_bytes {
+                &self.refused_small
+            } else {
+                &self.refused_large
+            };
+            refused.fetch_add(1, Ordering::Relaxed);
             return Err(exhausted(
                 "receive_busy",
                 &why,
@@ -397,8 +430,10 @@ mod tests {
         }
         assert_eq!(budget.held_bytes(), 605 + 3 * 105);
         assert!(body(&budget).account(&prefix(100)).is_err());
+        assert_eq!(budget.refused(), Refused { small: 1, large: 1 });
         drop(large);
         body(&budget).account(&prefix(101)).unwrap();
+        assert_eq!(budget.refused(), Refused { small: 1, large: 1 });
     }
 
     #[test]
