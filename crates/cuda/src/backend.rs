@@ -574,12 +574,8 @@ impl Backend for CudaBackend {
         let _region = lock(&self.region);
         self.gpu.bind()?;
         let (key, lens, _) = self.lookup(srs)?;
-        let shape = Shape::from_srs_lengths(
-            lens.h as u64,
-            lens.l as u64,
-            lens.a as u64,
-            lens.b as u64,
-        );
+        let shape =
+            Shape::from_srs_lengths(lens.h as u64, lens.l as u64, lens.a as u64, lens.b as u64);
         let plan = self.plan(shape)?;
         let mut report = ProveReport::default();
         Ok(self.resident_for(srs, key, &plan, &mut report)?.is_some())

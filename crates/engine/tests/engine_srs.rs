@@ -213,12 +213,11 @@ impl filprove_groth16::Backend for KeepsACopy {
             return self.inner.prove(srs, inputs);
         }
         let copy = self.copy.lock().unwrap();
-        let full = copy
-            .as_ref()
-            .filter(|c| c.vk == srs.vk)
-            .ok_or(filprove_groth16::ProveError::ParametersOffHost {
+        let full = copy.as_ref().filter(|c| c.vk == srs.vk).ok_or(
+            filprove_groth16::ProveError::ParametersOffHost {
                 backend: self.name(),
-            })?;
+            },
+        )?;
         self.from_copy.fetch_add(1, Ordering::SeqCst);
         self.inner.prove(full, inputs)
     }
@@ -231,7 +230,11 @@ impl filprove_groth16::Backend for KeepsACopy {
         Ok(true)
     }
     fn hold_parameters(&self, full: &filprove_groth16::Srs, _: &filprove_groth16::Srs) -> bool {
-        self.copy.lock().unwrap().as_ref().is_some_and(|c| c.vk == full.vk)
+        self.copy
+            .lock()
+            .unwrap()
+            .as_ref()
+            .is_some_and(|c| c.vk == full.vk)
     }
 }
 
