@@ -248,6 +248,51 @@ fn held_parameters_prove_without_their_host_sections() {
     assert_eq!(backend.prove(&srs, &[input]).unwrap()[0].to_bytes(), want);
 }
 
+/// Parameters loaded before any proof (a preload) are resident: the device holds them, and
+/// the verifying key alone then proves with the full set's bytes, the first proof
+/// included (nothing is uploaded in its region). Loading again is a no-op.
+#[test]
+fn parameters_loaded_before_any_proof_are_held_and_prove() {
+    let Some(_) = common::gpu("parameters_loaded_before_any_proof_are_held_and_prove") else {
+        return;
+    };
+    let cpu = CpuBackend::new(Some(2)).unwrap();
+    let mut rng = common::rng("loaded");
+    let mk = |rng: &mut rand_chacha::ChaCha8Rng| Mix::random(rng, 20_000, 5_000);
+    let srs = generate_parameters(mk(&mut rng), &mut rng).unwrap();
+    let vk_only = srs.verifying_key_only();
+    let asg = ProvingAssignment::synthesize(mk(&mut rng)).unwrap();
+    let input = ProofInput {
+        assignment: &asg,
+        randomness: Randomness::random(&mut rng),
+    };
+    let want = cpu.prove(&srs, &[input]).unwrap()[0].to_bytes();
+    let backend = CudaBackend::new(0).unwrap();
+    assert!(
+        !backend.hold_parameters(&srs, &vk_only),
+        "nothing loaded yet"
+    );
+    assert!(backend.load_parameters(&srs).unwrap());
+    assert!(
+        backend.load_parameters(&srs).unwrap(),
+        "loaded again: still resident"
+    );
+    assert!(backend.hold_parameters(&srs, &vk_only));
+    let staged = backend.stage(&vk_only, &asg).unwrap();
+    let (proof, report) = backend.prove_staged(&vk_only, input, staged).unwrap();
+    assert_eq!(proof.to_bytes(), want);
+    assert!(
+        report.phase("srs_upload").is_none(),
+        "the first proof uploaded the parameters again: {report:?}"
+    );
+    // The verifying key alone cannot be loaded: its sections are not on the host.
+    backend.evict(&srs);
+    assert!(matches!(
+        backend.load_parameters(&vk_only),
+        Err(ProveError::ParametersOffHost { .. })
+    ));
+}
+
 /// Registration in the region: a fresh assignment is staged through the bounce buffers
 /// and its vectors are registered inside its own kernel regions (behind the queued H MSM,
 /// until the kernels are done); once all is page-locked, it registers nothing. The default
