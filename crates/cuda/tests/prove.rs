@@ -10,7 +10,7 @@ use filprove_cuda::HostPath;
 use filprove_cuda::{CudaOptions, RegisterAt};
 use filprove_groth16::cpu::CpuBackend;
 use filprove_groth16::keygen::generate_parameters;
-use filprove_groth16::{Backend, Fr, ProofInput, ProveError, ProvingAssignment, Randomness};
+use filprove_groth16::{Backend, Fr, ProofInput, ProveError, ProvingAssignment, Randomness, Srs};
 use filprove_testkit::{check_backend, Cases, Mix};
 
 /// The phases of a kernel region in a proof's report, in order (the engine's timeline
@@ -205,6 +205,42 @@ fn every_switch_combination_gives_the_cpu_proof() {
     assert!(!report.fallbacks.is_empty(), "{report:?}");
 }
 
+/// A small parameter set, its verifying key alone, a satisfying assignment with fixed r, s
+/// and the CPU's proof bytes for it (the reference the GPU must match).
+struct SmallSet {
+    cpu: CpuBackend,
+    srs: Srs,
+    vk_only: Srs,
+    asg: ProvingAssignment,
+    randomness: Randomness,
+    want: [u8; filprove_groth16::Proof::SIZE],
+}
+
+impl SmallSet {
+    fn new(seed_name: &str) -> Self {
+        let cpu = CpuBackend::new(Some(2)).unwrap();
+        let mut rng = common::rng(seed_name);
+        let mk = |rng: &mut rand_chacha::ChaCha8Rng| Mix::random(rng, 20_000, 5_000);
+        let srs = generate_parameters(mk(&mut rng), &mut rng).unwrap();
+        let vk_only = srs.verifying_key_only();
+        let asg = ProvingAssignment::synthesize(mk(&mut rng)).unwrap();
+        let randomness = Randomness::random(&mut rng);
+        let input = ProofInput {
+            assignment: &asg,
+            randomness,
+        };
+        let want = cpu.prove(&srs, &[input]).unwrap()[0].to_bytes();
+        Self {
+            cpu,
+            srs,
+            vk_only,
+            asg,
+            randomness,
+            want,
+        }
+    }
+}
+
 /// A held parameter set proves from the verifying key alone (the engine's host copy once
 /// released) with the bytes of the full set; not held, or evicted, the verifying key alone
 /// is a typed error, never an upload of empty sections.
@@ -213,17 +249,18 @@ fn held_parameters_prove_without_their_host_sections() {
     let Some(_) = common::gpu("held_parameters_prove_without_their_host_sections") else {
         return;
     };
-    let cpu = CpuBackend::new(Some(2)).unwrap();
-    let mut rng = common::rng("held");
-    let mk = |rng: &mut rand_chacha::ChaCha8Rng| Mix::random(rng, 20_000, 5_000);
-    let srs = generate_parameters(mk(&mut rng), &mut rng).unwrap();
-    let vk_only = srs.verifying_key_only();
-    let asg = ProvingAssignment::synthesize(mk(&mut rng)).unwrap();
+    let SmallSet {
+        cpu,
+        srs,
+        vk_only,
+        asg,
+        randomness,
+        want,
+    } = SmallSet::new("held");
     let input = ProofInput {
         assignment: &asg,
-        randomness: Randomness::random(&mut rng),
+        randomness,
     };
-    let want = cpu.prove(&srs, &[input]).unwrap()[0].to_bytes();
     let backend = CudaBackend::new(0).unwrap();
     let off_host =
         |r: Result<_, ProveError>| matches!(r, Err(ProveError::ParametersOffHost { .. }));
@@ -256,17 +293,18 @@ fn parameters_loaded_before_any_proof_are_held_and_prove() {
     let Some(_) = common::gpu("parameters_loaded_before_any_proof_are_held_and_prove") else {
         return;
     };
-    let cpu = CpuBackend::new(Some(2)).unwrap();
-    let mut rng = common::rng("loaded");
-    let mk = |rng: &mut rand_chacha::ChaCha8Rng| Mix::random(rng, 20_000, 5_000);
-    let srs = generate_parameters(mk(&mut rng), &mut rng).unwrap();
-    let vk_only = srs.verifying_key_only();
-    let asg = ProvingAssignment::synthesize(mk(&mut rng)).unwrap();
+    let SmallSet {
+        cpu: _,
+        srs,
+        vk_only,
+        asg,
+        randomness,
+        want,
+    } = SmallSet::new("loaded");
     let input = ProofInput {
         assignment: &asg,
-        randomness: Randomness::random(&mut rng),
+        randomness,
     };
-    let want = cpu.prove(&srs, &[input]).unwrap()[0].to_bytes();
     let backend = CudaBackend::new(0).unwrap();
     assert!(
         !backend.hold_parameters(&srs, &vk_only),
