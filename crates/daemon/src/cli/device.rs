@@ -4,9 +4,8 @@
 //! token), as `filprove health` does.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
-use anyhow::{bail, Context as _, Result};
+use anyhow::Result;
 use clap::{Args, Subcommand};
 
 use super::health::Probe;
@@ -48,17 +47,5 @@ pub fn run(command: DeviceCommand) -> Result<()> {
     .effective_config()?;
     let path = format!("/devices/{}/{action}", args.ordinal);
     let probe = Probe::of(&config, &path)?.post();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let limit = Duration::from_secs(args.timeout_secs.max(1));
-    let (code, body) = rt
-        .block_on(async { tokio::time::timeout(limit, probe.get()).await })
-        .with_context(|| format!("{}: no answer within {} s", probe.url(), limit.as_secs()))??;
-    let body = body.trim();
-    if code != 200 {
-        bail!("{}: {code} {body}", probe.url());
-    }
-    println!("{body}");
-    Ok(())
+    super::health::ask(&probe, args.timeout_secs)
 }

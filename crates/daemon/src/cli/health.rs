@@ -54,10 +54,16 @@ pub fn run(args: HealthArgs) -> Result<()> {
     }
     .effective_config()?;
     let probe = Probe::of(&config, if args.live { "/healthz" } else { "/readyz" })?;
+    ask(&probe, args.timeout_secs)
+}
+
+/// Makes `probe`'s request within `timeout_secs` (at least 1) and prints the answer's
+/// body; an answer other than 200 is an error naming the URL, the code and the body.
+pub fn ask(probe: &Probe, timeout_secs: u64) -> Result<()> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let limit = Duration::from_secs(args.timeout_secs.max(1));
+    let limit = Duration::from_secs(timeout_secs.max(1));
     let (code, body) = rt
         .block_on(async { tokio::time::timeout(limit, probe.get()).await })
         .with_context(|| format!("{}: no answer within {} s", probe.url(), limit.as_secs()))??;
