@@ -8,7 +8,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use filprove_filecoin::{network_manifest, CircuitSpec, FilecoinError, ProofKind, ProofRequest};
+use filprove_filecoin::{
+    network_manifest, CircuitSpec, FilecoinError, ProofKind, ProofRequest, SynthesisPath,
+};
 use filprove_groth16::params::{Manifest, ReadOptions};
 use filprove_groth16::{Proof, ProvingAssignment, Srs};
 
@@ -58,6 +60,21 @@ impl FilecoinJob {
     pub fn request(&self) -> &ProofRequest {
         &self.request
     }
+
+    fn synthesize_along(
+        &self,
+        k: usize,
+        path: SynthesisPath,
+    ) -> Result<ProvingAssignment, EngineError> {
+        self.request
+            .synthesize_with(k, path)
+            .map(|p| p.assignment)
+            .map_err(|e| EngineError::Synthesis {
+                partition: k,
+                code: fil_code(&e),
+                message: e.message(),
+            })
+    }
 }
 
 impl ProofJob for FilecoinJob {
@@ -79,14 +96,18 @@ impl ProofJob for FilecoinJob {
     }
 
     fn synthesize(&self, k: usize) -> Result<ProvingAssignment, EngineError> {
-        self.request
-            .synthesize(k)
-            .map(|p| p.assignment)
-            .map_err(|e| EngineError::Synthesis {
-                partition: k,
-                code: fil_code(&e),
-                message: e.message(),
-            })
+        self.synthesize_along(k, SynthesisPath::Twin)
+    }
+
+    /// PoRep: storage-proofs' gadgets with the challenges in parallel (tested equal to
+    /// the synthesis in order, and about ten times slower than the twin); the other kinds
+    /// in order on one thread, as filecoin-proofs synthesizes.
+    fn synthesize_reference(&self, k: usize) -> Result<ProvingAssignment, EngineError> {
+        let path = match self.request.kind() {
+            ProofKind::PoRep => SynthesisPath::Gadgets,
+            _ => SynthesisPath::InOrder,
+        };
+        self.synthesize_along(k, path)
     }
 
     fn assemble(&self, proofs: &[Proof]) -> Result<Vec<u8>, EngineError> {

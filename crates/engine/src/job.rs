@@ -74,6 +74,13 @@ pub trait ProofJob: Send + Sync + 'static {
     fn partition_memory_bytes(&self) -> u64;
     /// Synthesizes partition `k`'s witness (CPU work, can take minutes).
     fn synthesize(&self, k: usize) -> Result<ProvingAssignment, EngineError>;
+    /// Synthesizes partition `k` along the reference path (the upstream gadgets, which
+    /// the fast path is tested equal to). The retry of a job whose proof failed
+    /// verification synthesizes this way, so a fault of the fast path costs time, not
+    /// the proof. The default is [`ProofJob::synthesize`] (a job with one path).
+    fn synthesize_reference(&self, k: usize) -> Result<ProvingAssignment, EngineError> {
+        self.synthesize(k)
+    }
     /// Assembles the per-partition proofs (in partition order) into the returned bytes.
     fn assemble(&self, proofs: &[Proof]) -> Result<Vec<u8>, EngineError>;
     /// Verifies assembled bytes; `Ok(false)` for a proof that does not verify.

@@ -45,6 +45,9 @@ pub struct Metrics {
     pub twin_fallbacks: IntCounter,
     /// Jobs proved a second time, by `kind`.
     pub proof_retries: IntCounterVec,
+    /// Partitions synthesized along the reference path for a retry after a failed
+    /// verification, by `kind`.
+    pub reference_syntheses: IntCounterVec,
     /// Host bytes of parameter sections released because every device holds them.
     pub srs_host_released: IntCounter,
     /// Seconds per completed job in each `stage`, by `kind`.
@@ -175,6 +178,12 @@ impl Metrics {
                 &r,
                 "filprove_proof_retries_total",
                 "Jobs proved a second time after a failed verification or prove error.",
+                |o| IntCounterVec::new(o, &["kind"]),
+            )?,
+            reference_syntheses: family(
+                &r,
+                "filprove_synthesis_reference_partitions_total",
+                "Partitions synthesized along the reference path (storage-proofs' gadgets) for the retry of a job whose first proof failed verification.",
                 |o| IntCounterVec::new(o, &["kind"]),
             )?,
             srs_host_released: family(

@@ -46,6 +46,9 @@ pub(crate) struct JobState {
     pub status: JobStatus,
     /// Attempt number (0, then 1 on the retry); tasks of an older attempt are dropped.
     pub attempt: u32,
+    /// The retry synthesizes along the reference path ([`ProofJob::synthesize_reference`]):
+    /// the first attempt's proof failed verification.
+    reference: bool,
     proofs: Vec<Option<Proof>>,
     pub in_flight: u32,
     /// Devices (bit per index) that proved partitions of this job.
@@ -78,6 +81,7 @@ impl JobEntry {
             state: Mutex::new(JobState {
                 status: JobStatus::Queued,
                 attempt: 0,
+                reference: false,
                 proofs: vec![None; partitions],
                 in_flight: 0,
                 used_devices: 0,
@@ -112,6 +116,11 @@ impl JobEntry {
 
     pub fn status(&self) -> JobStatus {
         self.lock().status
+    }
+
+    /// Whether the current attempt synthesizes along the reference path.
+    pub fn reference_synthesis(&self) -> bool {
+        self.lock().reference
     }
 
     /// What a submission of `inputs` under this job's id does.
@@ -185,13 +194,15 @@ impl JobEntry {
     }
 
     /// Starts the retry attempt if this was the first; returns its number. The retry
-    /// avoids the devices of the failed attempt when others exist (of `devices`).
-    pub fn begin_retry(&self, devices: usize) -> Option<u32> {
+    /// avoids the devices of the failed attempt when others exist (of `devices`), and
+    /// synthesizes along the reference path when `reference` (a failed verification).
+    pub fn begin_retry(&self, devices: usize, reference: bool) -> Option<u32> {
         let mut s = self.lock();
         if s.status.is_terminal() || s.attempt > 0 {
             return None;
         }
         s.attempt = 1;
+        s.reference = reference;
         s.proofs = vec![None; self.partitions];
         let all = if devices >= 64 {
             u64::MAX

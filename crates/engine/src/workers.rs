@@ -45,10 +45,28 @@ pub(crate) fn synthesis_worker(shared: Arc<Shared>, express: bool) {
         // The synthesis refills a proved partition's assignment when one was kept
         // (filprove_groth16::recycle): no new allocation, and its page-locking stays.
         let offered = shell.is_some();
+        let reference = job.reference_synthesis();
+        if reference {
+            tracing::warn!(
+                job = %job.id, kind = job.kind, partition = task.partition,
+                "synthesizing along the reference path (the first proof failed verification)"
+            );
+            shared
+                .metrics
+                .reference_syntheses
+                .with_label_values(&[job.kind])
+                .inc();
+        }
         let synthesize = || {
             filprove_groth16::recycle::with_shell(shell, || {
                 filprove_groth16::cancel::with_cancel_flag(job.stop_flag(), || {
-                    catch_unwind(AssertUnwindSafe(|| payload.synthesize(task.partition)))
+                    catch_unwind(AssertUnwindSafe(|| {
+                        if reference {
+                            payload.synthesize_reference(task.partition)
+                        } else {
+                            payload.synthesize(task.partition)
+                        }
+                    }))
                 })
             })
         };
@@ -355,7 +373,7 @@ pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize, worker: usize) {
                     // The device lost the set the host had released: read it again.
                     shared.srs.invalidate(&job.circuit_id);
                 }
-                retry_or_fail(&shared, &job, EngineError::prove(&dev.name, &e));
+                retry_or_fail(&shared, &job, EngineError::prove(&dev.name, &e), false);
             }
             Err(p) => {
                 job.partition_dropped();
@@ -364,7 +382,7 @@ pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize, worker: usize) {
                     code: "prove_panic".into(),
                     message: panic_message(p),
                 };
-                retry_or_fail(&shared, &job, e);
+                retry_or_fail(&shared, &job, e, false);
             }
         }
     }
@@ -421,18 +439,19 @@ fn finalize(shared: &Shared, job: &Arc<JobEntry>, proofs: &[Proof]) {
         Ok((_, false)) => {
             tracing::warn!(job = %job.id, kind = job.kind, "proof failed verification");
             // The parameters may be what is wrong (a corrupt read, a file replaced since):
-            // the retry, and every later job, gets them re-read from the file.
+            // the retry, and every later job, gets them re-read from the file. So may the
+            // fast synthesis path: the retry synthesizes along the reference path.
             shared.srs.invalidate(&job.circuit_id);
-            retry_or_fail(shared, job, EngineError::Verification { attempts: 2 });
+            retry_or_fail(shared, job, EngineError::Verification { attempts: 2 }, true);
         }
         Err(e) => shared.complete(job, JobOutcome::Failed(e), dt),
     }
 }
 
-/// Proves the job once more (all partitions) if this was its first attempt; fails it
-/// with `error` otherwise.
-fn retry_or_fail(shared: &Shared, job: &Arc<JobEntry>, error: EngineError) {
-    match job.begin_retry(shared.devices.len()) {
+/// Proves the job once more (all partitions; synthesized along the reference path when
+/// `reference`) if this was its first attempt; fails it with `error` otherwise.
+fn retry_or_fail(shared: &Shared, job: &Arc<JobEntry>, error: EngineError, reference: bool) {
+    match job.begin_retry(shared.devices.len(), reference) {
         Some(attempt) => {
             tracing::warn!(job = %job.id, code = error.code(), "retrying the job once");
             shared

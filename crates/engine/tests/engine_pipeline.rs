@@ -207,6 +207,31 @@ fn a_re_run_job_is_not_forgotten_with_the_job_it_replaced() {
     ));
 }
 
+/// A fast synthesis path that makes a wrong witness costs a retry, not the proof: the
+/// retry synthesizes every partition along the reference path.
+#[test]
+fn a_retry_after_a_failed_verification_synthesizes_along_the_reference_path() {
+    let loads = Arc::new(AtomicUsize::new(0));
+    let e = Engine::start(config(2, true), cpu(), loader(loads, Duration::ZERO)).unwrap();
+    let probe = Arc::new(Probe::default());
+    let job = ChainJob::new("twin-bug", 2, &probe).wrong_fast_witness();
+    e.submit(key("twin-bug"), Priority::Normal, Arc::new(job))
+        .unwrap();
+    let r = e.wait("twin-bug", WAIT).unwrap().unwrap();
+    assert!(
+        matches!(r.outcome, JobOutcome::Completed(_)),
+        "{:?}",
+        r.outcome
+    );
+    assert_eq!(probe.reference_calls.load(Ordering::SeqCst), 2);
+    let metrics = e.metrics_text();
+    assert!(
+        metrics.contains("filprove_synthesis_reference_partitions_total{kind=\"chain\"} 2"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("filprove_proof_retries_total{kind=\"chain\"} 1"));
+}
+
 #[test]
 fn a_proof_failing_verification_is_retried_once() {
     let loads = Arc::new(AtomicUsize::new(0));

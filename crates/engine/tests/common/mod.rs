@@ -79,6 +79,8 @@ pub struct Probe {
     pub log: Mutex<Vec<(String, &'static str, Instant)>>,
     /// Syntheses that ended with the cancellation error (groth16 `cancel`).
     pub cancelled_syntheses: AtomicUsize,
+    /// Syntheses along the reference path ([`ProofJob::synthesize_reference`]).
+    pub reference_calls: AtomicUsize,
 }
 
 /// Holds a synthesis at its start: it reports `started`, then waits for `go`.
@@ -115,6 +117,9 @@ pub struct ChainJob {
     pub memory: u64,
     /// Verification returns false this many times.
     pub bad_verifications: AtomicUsize,
+    /// The fast path's witness has a wrong value (its proofs do not verify); the
+    /// reference path's is right.
+    pub wrong_fast_witness: bool,
     /// Synthesis of this partition fails.
     pub fail_partition: Option<usize>,
     /// Synthesis waits at this gate, then synthesizes a chain of `gate_rounds`.
@@ -136,6 +141,7 @@ impl ChainJob {
             synth_delay: Duration::ZERO,
             memory: 1 << 20,
             bad_verifications: AtomicUsize::new(0),
+            wrong_fast_witness: false,
             fail_partition: None,
             gate: None,
             gate_rounds: 0,
@@ -170,6 +176,12 @@ impl ChainJob {
 
     pub fn memory(mut self, m: u64) -> Self {
         self.memory = m;
+        self
+    }
+
+    /// See [`ChainJob::wrong_fast_witness`].
+    pub fn wrong_fast_witness(mut self) -> Self {
+        self.wrong_fast_witness = true;
         self
     }
 
@@ -246,7 +258,23 @@ impl ProofJob for ChainJob {
             .lock()
             .unwrap()
             .push((self.name.clone(), "synth_end", Instant::now()));
-        r
+        if !self.wrong_fast_witness {
+            return r;
+        }
+        r.map(|mut pa| {
+            if let Some(v) = pa.aux_assignment.first_mut() {
+                *v += Fr::ONE;
+            }
+            pa
+        })
+    }
+    fn synthesize_reference(&self, k: usize) -> Result<ProvingAssignment, EngineError> {
+        self.probe.reference_calls.fetch_add(1, Ordering::SeqCst);
+        let right = ChainJob {
+            wrong_fast_witness: false,
+            ..ChainJob::new(&self.name, self.xs.len(), &self.probe)
+        };
+        right.synthesize(k)
     }
     fn assemble(&self, proofs: &[Proof]) -> Result<Vec<u8>, EngineError> {
         Ok(Proof::concat(proofs))
