@@ -271,7 +271,7 @@ impl ProofRequest {
             RequestBody::SnapDeals { .. } => {
                 update::synthesize(&self.update_inputs().expect("update body"), partition, path)
             }
-            _ => post::synthesize(&self.post_inputs().expect("PoSt body")),
+            _ => post::synthesize(&self.post_inputs().expect("PoSt body"), path),
         }
     }
 

@@ -13,6 +13,7 @@ use crate::error::FilecoinError;
 pub(crate) mod porep;
 pub(crate) mod porep_twin;
 pub(crate) mod post;
+mod post_twin;
 pub(crate) mod update;
 mod update_parts;
 

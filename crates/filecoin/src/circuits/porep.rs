@@ -223,7 +223,7 @@ pub(super) fn count_fallback() {
 
 /// Seal proofs whose twin parts did not fit the upstream shape: the twin is not tried for
 /// them again in this process (a misfit is a property of the circuit, not of the input).
-fn twin_misfits() -> &'static Mutex<HashSet<String>> {
+pub(super) fn twin_misfits() -> &'static Mutex<HashSet<String>> {
     static SET: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
     SET.get_or_init(Default::default)
 }
@@ -336,7 +336,7 @@ fn twin_head<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
 }
 
 /// Why the twin did not give a partition.
-enum TwinFailure {
+pub(super) enum TwinFailure {
     /// An error to return as it is (a cancellation).
     Error(FilecoinError),
     /// The gadget path is to synthesize the partition instead: why, and the assignment
