@@ -14,6 +14,7 @@ pub(crate) mod porep;
 pub(crate) mod porep_twin;
 pub(crate) mod post;
 mod post_twin;
+pub mod profile;
 pub(crate) mod update;
 mod update_parts;
 
@@ -231,6 +232,18 @@ pub(crate) fn synth_err(partition: usize, e: impl std::fmt::Display) -> Filecoin
 }
 
 impl crate::kinds::CircuitSpec {
+    /// Where this circuit's constraints go, by gadget family (PoSt circuits;
+    /// [`profile`]).
+    pub fn constraint_profile(&self) -> Result<profile::ConstraintProfile, FilecoinError> {
+        match self.registered {
+            crate::kinds::RegisteredProof::PoSt(p) => profile::post_profile(p),
+            _ => Err(FilecoinError::Unsupported(format!(
+                "a constraint profile of {} (PoSt circuits only)",
+                self.short_name
+            ))),
+        }
+    }
+
     /// The R1CS of this circuit for parameter generation: PoRep's from its head and first
     /// challenge ([`porep::r1cs`]), PoSt's from one sector ([`post::r1cs`]), SnapDeals' by
     /// synthesizing its blank circuit.
