@@ -166,7 +166,8 @@ fn poseidon_constraints(arity: usize) -> u64 {
     use filprove_groth16::{Fr, ProvingAssignment};
     use generic_array::typenum::{U2, U8};
     let mut cs = ProvingAssignment::default();
-    cs.alloc_input(|| "one", || Ok(<Fr as ff::Field>::ONE)).unwrap();
+    cs.alloc_input(|| "one", || Ok(<Fr as ff::Field>::ONE))
+        .unwrap();
     let leaves: Vec<_> = (0..arity as u64)
         .map(|i| AllocatedNum::alloc(cs.namespace(|| format!("l{i}")), || Ok(Fr::from(i))).unwrap())
         .collect();
@@ -199,7 +200,11 @@ fn constraint_profiles_add_up_to_the_circuits() {
         let family = |f| profile.families.get(&f).copied().unwrap_or_default();
         let hashes = sectors * (challenges * levels * poseidon_constraints(8));
         let comm_r = sectors * poseidon_constraints(2);
-        assert_eq!(family(GadgetFamily::Poseidon).constraints, hashes + comm_r, "{name}");
+        assert_eq!(
+            family(GadgetFamily::Poseidon).constraints,
+            hashes + comm_r,
+            "{name}"
+        );
         assert_eq!(
             family(GadgetFamily::PathBits).constraints,
             sectors * challenges * levels * 3,

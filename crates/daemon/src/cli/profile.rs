@@ -36,9 +36,7 @@ pub fn run(args: ProfileArgs) -> Result<()> {
         profile.sectors,
         t.elapsed().as_secs_f64()
     );
-    println!(
-        "| gadget family | constraints | share | aux variables |\n|---|---|---|---|"
-    );
+    println!("| gadget family | constraints | share | aux variables |\n|---|---|---|---|");
     for family in GadgetFamily::ALL {
         let c = profile.families.get(&family).copied().unwrap_or_default();
         println!(
@@ -52,7 +50,11 @@ pub fn run(args: ProfileArgs) -> Result<()> {
     if args.check_whole {
         let t = Instant::now();
         let shape = spec.blank_shape()?;
-        let counted = (shape.constraints as u64, shape.aux as u64, shape.inputs as u64);
+        let counted = (
+            shape.constraints as u64,
+            shape.aux as u64,
+            shape.inputs as u64,
+        );
         let profiled = (total, profile.aux(), profile.inputs);
         if counted != profiled {
             bail!("the whole blank circuit has (constraints, aux, inputs) {counted:?}, the profile {profiled:?}");

@@ -36,20 +36,22 @@ pub(crate) use with_tree;
 
 pub use porep::twin_fallbacks;
 
-/// How a PoRep or SnapDeals partition is synthesized (the PoSt kinds have one way).
+/// How a partition is synthesized.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SynthesisPath {
     /// In constraint order on one thread, through storage-proofs' circuit, as
     /// filecoin-proofs synthesizes (the reference).
     InOrder,
     /// The challenges in parallel ([`filprove_groth16::parts`]), through storage-proofs'
-    /// gadgets (SnapDeals: [`update_parts`]).
+    /// gadgets (SnapDeals: [`update_parts`]; PoSt: storage-proofs' own chunks of sectors
+    /// in parallel, as filecoin-proofs synthesizes it).
     Gadgets,
     /// Production. PoRep: the challenges in parallel through filprove's twin of the
-    /// circuit, whose SHA-256 parts can be computed natively; a partition the twin cannot
-    /// synthesize goes the [`SynthesisPath::Gadgets`] way. SnapDeals: as
-    /// [`SynthesisPath::Gadgets`]; a partition whose parts fail or do not fit is
-    /// synthesized in order. Either fallback is counted by [`twin_fallbacks`].
+    /// circuit, whose SHA-256 and Poseidon parts are computed natively; PoSt: the sectors
+    /// in parallel through filprove's twin ([`post_twin`], Poseidon computed natively); a
+    /// partition the twin cannot synthesize goes the [`SynthesisPath::Gadgets`] way.
+    /// SnapDeals: as [`SynthesisPath::Gadgets`]; a partition whose parts fail or do not
+    /// fit is synthesized in order. Either fallback is counted by [`twin_fallbacks`].
     #[default]
     Twin,
 }

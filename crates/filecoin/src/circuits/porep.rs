@@ -209,8 +209,8 @@ static TWIN_FALLBACKS: AtomicU64 = AtomicU64::new(0);
 
 /// How many partitions this process meant to synthesize along [`SynthesisPath::Twin`] but
 /// synthesized another way, because the fast path failed or did not fit (each is also
-/// logged as a warning): PoRep partitions the circuit twin left to the upstream gadgets,
-/// SnapDeals partitions whose challenges could not run in parallel and were synthesized in
+/// logged as a warning): PoRep and PoSt partitions the circuit twins left to the upstream
+/// gadgets, SnapDeals partitions whose challenges could not run in parallel and were synthesized in
 /// order. Zero in a healthy process.
 pub fn twin_fallbacks() -> u64 {
     TWIN_FALLBACKS.load(Ordering::Relaxed)

@@ -461,7 +461,9 @@ pub(crate) fn blank<Tree: 'static + MerkleTreeTrait>(
 
 /// The vanilla setup of a PoSt proof (WinningPoSt's 66 challenges are 66 one-challenge
 /// "sectors" of its circuit).
-pub(super) fn setup(registered: RegisteredPoStProof) -> Result<fallback::SetupParams, FilecoinError> {
+pub(super) fn setup(
+    registered: RegisteredPoStProof,
+) -> Result<fallback::SetupParams, FilecoinError> {
     let config = registered.as_v1_config();
     Ok(match config.typ {
         PoStType::Winning => winning_post_setup_params(&config).map_err(FilecoinError::fp)?,
