@@ -28,6 +28,8 @@ fn window_post_2k_end_to_end() {
     assert_eq!(proof.len(), 192);
     assert!(req.verify(&proof).unwrap());
     check_flips(&req, &proof);
+    // Synthesized by the circuit twin (none of this binary's tests falls back).
+    assert_eq!(filprove_filecoin::twin_fallbacks(), 0);
 
     // Deterministic with given r, s.
     let mut rng = ChaCha8Rng::seed_from_u64(2);
@@ -106,6 +108,11 @@ fn winning_post_2k_end_to_end() {
     assert_eq!(proof.len(), 192);
     assert!(req.verify(&proof).unwrap());
     check_flips(&req, &proof);
+    assert_eq!(
+        filprove_filecoin::twin_fallbacks(),
+        0,
+        "synthesized by the twin"
+    );
 
     let RequestBody::WinningPoSt {
         registered,

@@ -508,3 +508,33 @@ pub(crate) fn r1cs(registered: RegisteredPoStProof) -> Result<R1csAssembly, File
     }
     with_tree!(u64::from(registered.sector_size()), inner, registered)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::circuits::twin_fallbacks;
+    use crate::kinds::ProofKind;
+
+    /// A PoSt the twin refuses (its misfit remembered) is synthesized through the
+    /// gadgets instead: the same partition, the fallback counted.
+    #[test]
+    fn a_refused_twin_falls_back_to_the_gadgets() {
+        let dir = tempfile::tempdir().unwrap();
+        let set =
+            crate::virtual_sector::make(dir.path(), 2 << 10, &[ProofKind::WinningPoSt], 7).unwrap();
+        let req = set.request(ProofKind::WinningPoSt).unwrap();
+        let inp = req.post_inputs().unwrap();
+        let want = synthesize(&inp, SynthesisPath::InOrder).unwrap();
+        let twin_key = format!("post {:?} twin", inp.registered);
+        twin_misfits().lock().unwrap().insert(twin_key.clone());
+        let before = twin_fallbacks();
+        let got = synthesize(&inp, SynthesisPath::Twin);
+        twin_misfits().lock().unwrap().remove(&twin_key);
+        let got = got.unwrap();
+        assert!(twin_fallbacks() > before);
+        assert!(got.assignment == want.assignment);
+        assert_eq!(got.public_inputs, want.public_inputs);
+        let twin = synthesize(&inp, SynthesisPath::Twin).unwrap();
+        assert!(twin.assignment == want.assignment);
+    }
+}
