@@ -131,8 +131,8 @@ fn fixtures_params_prove_verify_and_bad_inputs() {
         "{}",
         text(&o)
     );
-    // And SnapDeals' (its challenges in parallel against the upstream circuit in order),
-    // on a virtual 2 KiB sector.
+    // On a virtual 2 KiB sector: WindowPoSt's paths, then SnapDeals' (its challenges in
+    // parallel against the upstream circuit in order).
     let vfx = tmp.path().join("virtual");
     let o = filprove(
         &[
@@ -141,11 +141,25 @@ fn fixtures_params_prove_verify_and_bad_inputs() {
             "--out",
             &s(&vfx),
             "--kinds",
-            "snap",
+            "snap,window-post",
         ],
         &params,
     );
     assert!(o.status.success(), "{}", text(&o));
+    // WindowPoSt: its sectors in parallel through the circuit twin, storage-proofs' chunks
+    // and the upstream circuit in order, all equal.
+    let wpost = s(&vfx.join("window-post.request.json"));
+    let o = filprove(
+        &["synthesize", "--request", &wpost, "--runs", "1", "--check"],
+        &params,
+    );
+    let out = text(&o);
+    assert!(
+        o.status.success()
+            && out.contains("twin, sectors in parallel")
+            && out.contains("equal to ordered synthesis"),
+        "{out}"
+    );
     let snap = s(&vfx.join("snap.request.json"));
     let o = filprove(&["synthesize", "--request", &snap, "--check"], &params);
     let out = text(&o);

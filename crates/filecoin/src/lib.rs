@@ -34,6 +34,7 @@ pub mod request;
 pub mod shared_fixtures;
 pub mod virtual_sector;
 
+pub use circuits::profile::{ConstraintProfile, FamilyCount, GadgetFamily};
 pub use circuits::{twin_fallbacks, CircuitShape, Partition, SynthesisPath};
 pub use error::FilecoinError;
 pub use kinds::{CircuitSpec, ProofKind, RegisteredProof};

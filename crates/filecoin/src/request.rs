@@ -253,8 +253,8 @@ impl ProofRequest {
         self.synthesize_with(partition, SynthesisPath::InOrder)
     }
 
-    /// [`ProofRequest::synthesize`] along a chosen path (A/B comparisons of PoRep's
-    /// synthesis; every path gives the same partition, and other proof kinds ignore it).
+    /// [`ProofRequest::synthesize`] along a chosen path (A/B comparisons; every path gives
+    /// the same partition).
     pub fn synthesize_with(
         &self,
         partition: usize,
@@ -271,7 +271,7 @@ impl ProofRequest {
             RequestBody::SnapDeals { .. } => {
                 update::synthesize(&self.update_inputs().expect("update body"), partition, path)
             }
-            _ => post::synthesize(&self.post_inputs().expect("PoSt body")),
+            _ => post::synthesize(&self.post_inputs().expect("PoSt body"), path),
         }
     }
 

@@ -28,6 +28,8 @@ fn window_post_2k_end_to_end() {
     assert_eq!(proof.len(), 192);
     assert!(req.verify(&proof).unwrap());
     check_flips(&req, &proof);
+    // Synthesized by the circuit twin (none of this binary's tests falls back).
+    assert_eq!(filprove_filecoin::twin_fallbacks(), 0);
 
     // Deterministic with given r, s.
     let mut rng = ChaCha8Rng::seed_from_u64(2);
@@ -106,6 +108,11 @@ fn winning_post_2k_end_to_end() {
     assert_eq!(proof.len(), 192);
     assert!(req.verify(&proof).unwrap());
     check_flips(&req, &proof);
+    assert_eq!(
+        filprove_filecoin::twin_fallbacks(),
+        0,
+        "synthesized by the twin"
+    );
 
     let RequestBody::WinningPoSt {
         registered,
@@ -155,4 +162,70 @@ fn blank_shapes_match_synthesis_and_published_figures() {
             "{kind}"
         );
     }
+}
+
+/// Constraints of one Poseidon hash of `arity` numbers through filecoin-hashers' gadget.
+fn poseidon_constraints(arity: usize) -> u64 {
+    use bellperson::gadgets::num::AllocatedNum;
+    use bellperson::ConstraintSystem;
+    use filecoin_hashers::poseidon::PoseidonFunction;
+    use filecoin_hashers::HashFunction;
+    use filprove_groth16::{Fr, ProvingAssignment};
+    use generic_array::typenum::{U2, U8};
+    let mut cs = ProvingAssignment::default();
+    cs.alloc_input(|| "one", || Ok(<Fr as ff::Field>::ONE))
+        .unwrap();
+    let leaves: Vec<_> = (0..arity as u64)
+        .map(|i| AllocatedNum::alloc(cs.namespace(|| format!("l{i}")), || Ok(Fr::from(i))).unwrap())
+        .collect();
+    let before = cs.a.len();
+    match arity {
+        2 => PoseidonFunction::hash_multi_leaf_circuit::<U2, _>(&mut cs, &leaves, 0),
+        8 => PoseidonFunction::hash_multi_leaf_circuit::<U8, _>(&mut cs, &leaves, 0),
+        _ => unreachable!(),
+    }
+    .unwrap();
+    (cs.a.len() - before) as u64
+}
+
+#[test]
+fn constraint_profiles_add_up_to_the_circuits() {
+    use filprove_filecoin::{CircuitSpec, GadgetFamily};
+    // (circuit, sectors, challenges per sector, levels of arity 8 per path)
+    for (name, sectors, challenges, levels) in [
+        ("wpost-2k", 2u64, 10u64, 2u64),
+        ("winning-2k", 66, 1, 2),
+        ("wpost-8m", 2, 10, 6),
+    ] {
+        let spec = CircuitSpec::from_short_name(name).unwrap();
+        let profile = spec.constraint_profile().unwrap();
+        let shape = spec.blank_shape().unwrap();
+        assert_eq!(profile.constraints(), shape.constraints as u64, "{name}");
+        assert_eq!(profile.aux(), shape.aux as u64, "{name}");
+        assert_eq!(profile.inputs, shape.inputs as u64, "{name}");
+        assert_eq!(profile.sectors as u64, sectors, "{name}");
+        let family = |f| profile.families.get(&f).copied().unwrap_or_default();
+        let hashes = sectors * (challenges * levels * poseidon_constraints(8));
+        let comm_r = sectors * poseidon_constraints(2);
+        assert_eq!(
+            family(GadgetFamily::Poseidon).constraints,
+            hashes + comm_r,
+            "{name}"
+        );
+        assert_eq!(
+            family(GadgetFamily::PathBits).constraints,
+            sectors * challenges * levels * 3,
+            "{name}"
+        );
+        // One root check per path; per sector comm_r against its hash and its input.
+        assert_eq!(
+            family(GadgetFamily::Equality).constraints,
+            sectors * (challenges + 2),
+            "{name}"
+        );
+    }
+    assert!(CircuitSpec::from_short_name("porep-2k")
+        .unwrap()
+        .constraint_profile()
+        .is_err());
 }

@@ -8,6 +8,7 @@ pub mod doctor;
 pub mod fixtures;
 pub mod health;
 pub mod params;
+pub mod profile;
 pub mod progress;
 pub mod prove;
 pub mod prove_bench;

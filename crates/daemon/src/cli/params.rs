@@ -28,6 +28,9 @@ pub enum ParamsCommand {
     /// (v28-fil-inner-product-v1.srs), when absent. A file whose digest is the network's is
     /// never replaced.
     Generate(GenerateArgs),
+    /// Where a PoSt circuit's constraints go, by gadget family (Poseidon, path bits,
+    /// insertions, packing, ...): one sector's blank circuit counted and multiplied.
+    Profile(super::profile::ProfileArgs),
 }
 
 /// The parameter directory argument.
@@ -146,6 +149,7 @@ pub fn run(cmd: ParamsCommand) -> Result<()> {
             a.circuit.as_deref(),
             a.validate,
         ),
+        ParamsCommand::Profile(a) => super::profile::run(a),
         ParamsCommand::Generate(a) => {
             // Before resolving: an explicit directory is exported as the cache from there on.
             check_large_dir(&a)?;

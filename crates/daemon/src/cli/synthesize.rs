@@ -1,8 +1,9 @@
 //! `filprove synthesize`: witness synthesis alone, timed (no parameters, no GPU): how fast
 //! this machine's CPUs turn a request into partitions, and a check that every way of
 //! synthesizing a PoRep partition (in order, challenges in parallel through the upstream
-//! gadgets, through the circuit twin) or a SnapDeals partition (in order, challenges in
-//! parallel) gives exactly the same assignment.
+//! gadgets, through the circuit twin), a PoSt partition (in order, storage-proofs' chunks
+//! of sectors in parallel, sectors in parallel through the circuit twin) or a SnapDeals
+//! partition (in order, challenges in parallel) gives exactly the same assignment.
 
 use std::time::Instant;
 
@@ -14,13 +15,14 @@ use filprove_filecoin::{Partition, ProofKind, ProofRequest, SynthesisPath};
 
 use super::prove::RequestArgs;
 
-/// A way of synthesizing a PoRep or SnapDeals partition (the PoSt kinds have one).
+/// A way of synthesizing a partition.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum PathArg {
-    /// Challenges in parallel through filprove's circuit twin (production; SnapDeals: as
-    /// `gadgets`).
+    /// Challenges (PoSt: sectors) in parallel through filprove's circuit twin
+    /// (production; SnapDeals: as `gadgets`).
     Twin,
-    /// Challenges in parallel through storage-proofs' gadgets.
+    /// Challenges in parallel through storage-proofs' gadgets (PoSt: storage-proofs' own
+    /// chunks of sectors in parallel).
     Gadgets,
     /// In constraint order on one thread, as filecoin-proofs does.
     InOrder,
@@ -35,11 +37,15 @@ impl PathArg {
         }
     }
 
-    fn describe(self) -> &'static str {
-        match self {
-            PathArg::Twin => "twin, challenges in parallel",
-            PathArg::Gadgets => "gadgets, challenges in parallel",
-            PathArg::InOrder => "in order",
+    /// The path's name in the report; a PoSt partition's parts are its sectors.
+    fn describe(self, kind: ProofKind) -> &'static str {
+        let post = matches!(kind, ProofKind::WindowPoSt | ProofKind::WinningPoSt);
+        match (self, post) {
+            (PathArg::Twin, false) => "twin, challenges in parallel",
+            (PathArg::Twin, true) => "twin, sectors in parallel",
+            (PathArg::Gadgets, false) => "gadgets, challenges in parallel",
+            (PathArg::Gadgets, true) => "gadgets, storage-proofs' chunks of sectors in parallel",
+            (PathArg::InOrder, _) => "in order",
         }
     }
 }
@@ -57,11 +63,11 @@ pub struct SynthesizeArgs {
     /// shape of its challenges, so it runs challenge 0 in order through the gadgets).
     #[arg(long, default_value_t = 3)]
     pub runs: usize,
-    /// How a PoRep or SnapDeals partition is synthesized.
+    /// How the partition is synthesized.
     #[arg(long, value_enum, default_value_t = PathArg::Twin)]
     pub path: PathArg,
-    /// Then synthesize the partition along every path (PoRep: gadgets, twin, in order;
-    /// SnapDeals: challenges in parallel, in order), report the time per constraint of
+    /// Then synthesize the partition along every path (PoRep and PoSt: gadgets, twin, in
+    /// order; SnapDeals: challenges in parallel, in order), report the time per constraint of
     /// each side by side, and fail unless every assignment is equal, field for field
     /// (needs memory for two partitions).
     #[arg(long)]
@@ -73,15 +79,12 @@ pub fn run(args: SynthesizeArgs) -> Result<()> {
     let req = args.input.load()?;
     let k = args.partition;
     let kind = req.kind();
-    // Only PoRep's and SnapDeals' circuits have paths (WindowPoSt's sectors are parallel
-    // in storage-proofs itself); SnapDeals has no twin (its parted path is the gadgets').
+    // SnapDeals has no twin (its parted path is the gadgets').
     let path = match (kind, args.path) {
-        (ProofKind::PoRep, p) => p,
-        (ProofKind::SnapDeals, PathArg::InOrder) => PathArg::InOrder,
-        (ProofKind::SnapDeals, _) => PathArg::Gadgets,
-        _ => PathArg::InOrder,
+        (ProofKind::SnapDeals, PathArg::Twin) => PathArg::Gadgets,
+        (_, p) => p,
     };
-    let mode = path.describe();
+    let mode = path.describe(kind);
     let mut last = None;
     for run in 1..=args.runs.max(1) {
         let (p, secs) = timed(&req, k, path)?;
@@ -112,9 +115,8 @@ pub fn run(args: SynthesizeArgs) -> Result<()> {
     if args.check {
         let got = last.expect("at least one run");
         let others: &[PathArg] = match kind {
-            ProofKind::PoRep => &[PathArg::Gadgets, PathArg::Twin, PathArg::InOrder],
             ProofKind::SnapDeals => &[PathArg::Gadgets, PathArg::InOrder],
-            _ => &[PathArg::InOrder],
+            _ => &[PathArg::Gadgets, PathArg::Twin, PathArg::InOrder],
         };
         let mut times = Vec::new();
         for &other in others {
@@ -123,13 +125,13 @@ pub fn run(args: SynthesizeArgs) -> Result<()> {
             if other != PathArg::InOrder && filprove_filecoin::twin_fallbacks() != fallbacks {
                 bail!(
                     "partition {k}: the {} synthesis fell back (see the log)",
-                    other.describe()
+                    other.describe(kind)
                 );
             }
             if p.assignment != got.assignment || p.public_inputs != got.public_inputs {
                 bail!(
                     "partition {k}: the {} synthesis differs from the {mode} one",
-                    other.describe()
+                    other.describe(kind)
                 );
             }
             times.push((other, secs, p.assignment.num_constraints()));
@@ -139,7 +141,7 @@ pub fn run(args: SynthesizeArgs) -> Result<()> {
             .map(|(p, secs, n)| {
                 format!(
                     "{} {:.0} ns/constraint ({secs:.3} s)",
-                    p.describe(),
+                    p.describe(kind),
                     secs * 1e9 / *n as f64
                 )
             })

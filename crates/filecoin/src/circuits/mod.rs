@@ -13,6 +13,8 @@ use crate::error::FilecoinError;
 pub(crate) mod porep;
 pub(crate) mod porep_twin;
 pub(crate) mod post;
+mod post_twin;
+pub mod profile;
 pub(crate) mod update;
 mod update_parts;
 
@@ -34,20 +36,22 @@ pub(crate) use with_tree;
 
 pub use porep::twin_fallbacks;
 
-/// How a PoRep or SnapDeals partition is synthesized (the PoSt kinds have one way).
+/// How a partition is synthesized.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SynthesisPath {
     /// In constraint order on one thread, through storage-proofs' circuit, as
     /// filecoin-proofs synthesizes (the reference).
     InOrder,
     /// The challenges in parallel ([`filprove_groth16::parts`]), through storage-proofs'
-    /// gadgets (SnapDeals: [`update_parts`]).
+    /// gadgets (SnapDeals: [`update_parts`]; PoSt: storage-proofs' own chunks of sectors
+    /// in parallel, as filecoin-proofs synthesizes it).
     Gadgets,
     /// Production. PoRep: the challenges in parallel through filprove's twin of the
-    /// circuit, whose SHA-256 parts can be computed natively; a partition the twin cannot
-    /// synthesize goes the [`SynthesisPath::Gadgets`] way. SnapDeals: as
-    /// [`SynthesisPath::Gadgets`]; a partition whose parts fail or do not fit is
-    /// synthesized in order. Either fallback is counted by [`twin_fallbacks`].
+    /// circuit, whose SHA-256 and Poseidon parts are computed natively; PoSt: the sectors
+    /// in parallel through filprove's twin ([`post_twin`], Poseidon computed natively); a
+    /// partition the twin cannot synthesize goes the [`SynthesisPath::Gadgets`] way.
+    /// SnapDeals: as [`SynthesisPath::Gadgets`]; a partition whose parts fail or do not
+    /// fit is synthesized in order. Either fallback is counted by [`twin_fallbacks`].
     #[default]
     Twin,
 }
@@ -230,6 +234,18 @@ pub(crate) fn synth_err(partition: usize, e: impl std::fmt::Display) -> Filecoin
 }
 
 impl crate::kinds::CircuitSpec {
+    /// Where this circuit's constraints go, by gadget family (PoSt circuits;
+    /// [`profile`]).
+    pub fn constraint_profile(&self) -> Result<profile::ConstraintProfile, FilecoinError> {
+        match self.registered {
+            crate::kinds::RegisteredProof::PoSt(p) => profile::post_profile(p),
+            _ => Err(FilecoinError::Unsupported(format!(
+                "a constraint profile of {} (PoSt circuits only)",
+                self.short_name
+            ))),
+        }
+    }
+
     /// The R1CS of this circuit for parameter generation: PoRep's from its head and first
     /// challenge ([`porep::r1cs`]), PoSt's from one sector ([`post::r1cs`]), SnapDeals' by
     /// synthesizing its blank circuit.

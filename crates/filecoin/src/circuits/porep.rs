@@ -209,8 +209,8 @@ static TWIN_FALLBACKS: AtomicU64 = AtomicU64::new(0);
 
 /// How many partitions this process meant to synthesize along [`SynthesisPath::Twin`] but
 /// synthesized another way, because the fast path failed or did not fit (each is also
-/// logged as a warning): PoRep partitions the circuit twin left to the upstream gadgets,
-/// SnapDeals partitions whose challenges could not run in parallel and were synthesized in
+/// logged as a warning): PoRep and PoSt partitions the circuit twins left to the upstream
+/// gadgets, SnapDeals partitions whose challenges could not run in parallel and were synthesized in
 /// order. Zero in a healthy process.
 pub fn twin_fallbacks() -> u64 {
     TWIN_FALLBACKS.load(Ordering::Relaxed)
@@ -223,7 +223,7 @@ pub(super) fn count_fallback() {
 
 /// Seal proofs whose twin parts did not fit the upstream shape: the twin is not tried for
 /// them again in this process (a misfit is a property of the circuit, not of the input).
-fn twin_misfits() -> &'static Mutex<HashSet<String>> {
+pub(super) fn twin_misfits() -> &'static Mutex<HashSet<String>> {
     static SET: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
     SET.get_or_init(Default::default)
 }
@@ -336,7 +336,7 @@ fn twin_head<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
 }
 
 /// Why the twin did not give a partition.
-enum TwinFailure {
+pub(super) enum TwinFailure {
     /// An error to return as it is (a cancellation).
     Error(FilecoinError),
     /// The gadget path is to synthesize the partition instead: why, and the assignment

@@ -3,6 +3,7 @@
 //! build them.
 
 use std::collections::BTreeMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use bellperson::groth16;
 use filecoin_hashers::Hasher;
@@ -14,7 +15,9 @@ use filecoin_proofs::{
 };
 use filecoin_proofs_api::{ApiVersion, PoStType, PublicReplicaInfo, RegisteredPoStProof, SectorId};
 use filprove_groth16::keygen::R1csAssembly;
-use filprove_groth16::{Bls12, Fr};
+use filprove_groth16::parts::{self, PartsError};
+use filprove_groth16::sink::GadgetCircuit;
+use filprove_groth16::{cancel, recycle, Bls12, Fr, ProvingAssignment};
 use storage_proofs_core::{
     compound_proof::CompoundProof, merkle::MerkleProofTrait, proof::ProofScheme,
 };
@@ -22,8 +25,13 @@ use storage_proofs_post::fallback::{
     self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector,
 };
 
+use super::porep::{count_fallback, twin_misfits, TwinFailure};
+use super::post_twin::{
+    SectorWitness, SectorsTwin, UpstreamInOrder, UpstreamSector, SECTOR_MARKER,
+};
 use super::{
     decode_vanilla, no_panic, synth_err, synthesize_circuit, with_tree, CircuitShape, Partition,
+    SynthesisPath,
 };
 use crate::error::FilecoinError;
 
@@ -249,17 +257,22 @@ pub(crate) fn validate(inp: &PostInputs<'_>) -> Result<(), FilecoinError> {
     with_tree!(u64::from(inp.registered.sector_size()), inner, inp)
 }
 
-/// The circuit and public inputs of the (single) partition.
-pub(crate) fn synthesize(inp: &PostInputs<'_>) -> Result<Partition, FilecoinError> {
+/// The circuit and public inputs of the (single) partition, synthesized along `path`.
+pub(crate) fn synthesize(
+    inp: &PostInputs<'_>,
+    path: SynthesisPath,
+) -> Result<Partition, FilecoinError> {
     with_tree!(
         u64::from(inp.registered.sector_size()),
         synthesize_inner,
-        inp
+        inp,
+        path
     )
 }
 
 fn synthesize_inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
     inp: &PostInputs<'_>,
+    path: SynthesisPath,
 ) -> Result<Partition, FilecoinError> {
     let p = prepare_checked::<Tree>(inp)?;
     let circuit = <FallbackPoStCompound<Tree> as CompoundProof<_, _>>::circuit(
@@ -271,11 +284,97 @@ fn synthesize_inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>
     )
     .map_err(|e| synth_err(0, e))?;
     let public_inputs = verifier_public_inputs(&p)?;
-    let assignment = synthesize_circuit(circuit, 0)?;
+    let assignment = match path {
+        SynthesisPath::InOrder => synthesize_circuit(UpstreamInOrder(&circuit.sectors), 0)?,
+        // storage-proofs' own: chunks of sectors in parallel, each into a system of its own,
+        // appended in order (`ConstraintSystem::extend`).
+        SynthesisPath::Gadgets => synthesize_circuit(circuit, 0)?,
+        SynthesisPath::Twin => {
+            let key = format!("post {:?}", inp.registered);
+            match twin(&key, &circuit, &p.partition_proof) {
+                Ok(assignment) => assignment,
+                Err(TwinFailure::Error(e)) => return Err(e),
+                Err(TwinFailure::Fallback(why, shell)) => {
+                    count_fallback();
+                    log::warn!("{key}: synthesized through the upstream gadgets ({why})");
+                    let (r, _) =
+                        recycle::with_shell(shell.map(|s| *s), || synthesize_circuit(circuit, 0));
+                    r?
+                }
+            }
+        }
+    };
     Ok(Partition {
         assignment,
         public_inputs,
     })
+}
+
+/// The partition through the circuit twin: each sector a part, in parallel, held to the
+/// shape of the upstream circuit of one sector (counted from sector 0 when `key`'s shape
+/// is not known yet).
+fn twin<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
+    key: &str,
+    circuit: &FallbackPoStCircuit<Tree>,
+    proof: &fallback::Proof<<Tree as MerkleTreeTrait>::Proof>,
+) -> Result<ProvingAssignment, TwinFailure> {
+    let twin_key = format!("{key} twin");
+    let refused = twin_misfits()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .contains(&twin_key);
+    if refused {
+        let why = "the circuit twin did not fit this PoSt".to_string();
+        return Err(TwinFailure::Fallback(why, None));
+    }
+    let sectors = &circuit.sectors;
+    if sectors.is_empty() || proof.sectors.len() != sectors.len() {
+        let why = format!(
+            "{} sectors in the circuit, {} in the proof",
+            sectors.len(),
+            proof.sectors.len()
+        );
+        return Err(TwinFailure::Fallback(why, None));
+    }
+    let twin = catch_unwind(AssertUnwindSafe(|| {
+        parts::try_synthesize_parts(
+            key,
+            sectors.len(),
+            SECTOR_MARKER,
+            || Ok(GadgetCircuit(UpstreamSector(&sectors[0]))),
+            |j| {
+                let w = SectorWitness::new(&sectors[j], &proof.sectors[j])?;
+                Ok(SectorsTwin::<Tree>::new(vec![w]))
+            },
+        )
+    }));
+    match twin {
+        Ok(Ok(assignment)) => Ok(assignment),
+        Ok(Err(PartsError::Circuit(e))) if cancel::is_cancellation(&e) => {
+            Err(TwinFailure::Error(FilecoinError::SynthesisFailed {
+                partition: 0,
+                message: e.to_string(),
+            }))
+        }
+        Ok(Err(PartsError::Misfit { why, shell })) => {
+            twin_misfits()
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(twin_key);
+            Err(TwinFailure::Fallback(
+                format!("the circuit twin does not fit: {why}"),
+                Some(shell),
+            ))
+        }
+        Ok(Err(PartsError::Circuit(e))) => Err(TwinFailure::Fallback(
+            format!("the circuit twin failed: {e}"),
+            None,
+        )),
+        Err(panic) => Err(TwinFailure::Fallback(
+            format!("the circuit twin {}", super::panic_message(&panic)),
+            None,
+        )),
+    }
 }
 
 fn verifier_public_inputs<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
@@ -362,7 +461,9 @@ pub(crate) fn blank<Tree: 'static + MerkleTreeTrait>(
 
 /// The vanilla setup of a PoSt proof (WinningPoSt's 66 challenges are 66 one-challenge
 /// "sectors" of its circuit).
-fn setup(registered: RegisteredPoStProof) -> Result<fallback::SetupParams, FilecoinError> {
+pub(super) fn setup(
+    registered: RegisteredPoStProof,
+) -> Result<fallback::SetupParams, FilecoinError> {
     let config = registered.as_v1_config();
     Ok(match config.typ {
         PoStType::Winning => winning_post_setup_params(&config).map_err(FilecoinError::fp)?,
@@ -406,4 +507,34 @@ pub(crate) fn r1cs(registered: RegisteredPoStProof) -> Result<R1csAssembly, File
         )?)
     }
     with_tree!(u64::from(registered.sector_size()), inner, registered)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::circuits::twin_fallbacks;
+    use crate::kinds::ProofKind;
+
+    /// A PoSt the twin refuses (its misfit remembered) is synthesized through the
+    /// gadgets instead: the same partition, the fallback counted.
+    #[test]
+    fn a_refused_twin_falls_back_to_the_gadgets() {
+        let dir = tempfile::tempdir().unwrap();
+        let set =
+            crate::virtual_sector::make(dir.path(), 2 << 10, &[ProofKind::WinningPoSt], 7).unwrap();
+        let req = set.request(ProofKind::WinningPoSt).unwrap();
+        let inp = req.post_inputs().unwrap();
+        let want = synthesize(&inp, SynthesisPath::InOrder).unwrap();
+        let twin_key = format!("post {:?} twin", inp.registered);
+        twin_misfits().lock().unwrap().insert(twin_key.clone());
+        let before = twin_fallbacks();
+        let got = synthesize(&inp, SynthesisPath::Twin);
+        twin_misfits().lock().unwrap().remove(&twin_key);
+        let got = got.unwrap();
+        assert!(twin_fallbacks() > before);
+        assert!(got.assignment == want.assignment);
+        assert_eq!(got.public_inputs, want.public_inputs);
+        let twin = synthesize(&inp, SynthesisPath::Twin).unwrap();
+        assert!(twin.assignment == want.assignment);
+    }
 }
