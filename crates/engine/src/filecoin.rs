@@ -99,13 +99,14 @@ impl ProofJob for FilecoinJob {
         self.synthesize_along(k, SynthesisPath::Twin)
     }
 
-    /// PoRep: storage-proofs' gadgets with the challenges in parallel (tested equal to
-    /// the synthesis in order, and about ten times slower than the twin); the other kinds
-    /// in order on one thread, as filecoin-proofs synthesizes.
+    /// PoRep: storage-proofs' gadgets with the challenges in parallel; PoSt:
+    /// storage-proofs' own parallel chunks (both tested equal to the synthesis in order,
+    /// and about ten times slower than the twins); SnapDeals in order on one thread, as
+    /// filecoin-proofs synthesizes.
     fn synthesize_reference(&self, k: usize) -> Result<ProvingAssignment, EngineError> {
         let path = match self.request.kind() {
-            ProofKind::PoRep => SynthesisPath::Gadgets,
-            _ => SynthesisPath::InOrder,
+            ProofKind::SnapDeals => SynthesisPath::InOrder,
+            _ => SynthesisPath::Gadgets,
         };
         self.synthesize_along(k, path)
     }
