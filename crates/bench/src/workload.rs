@@ -305,7 +305,11 @@ mod tests {
         assert_eq!(asg.log_domain_size(), 16);
         let rows = asg.b.len() as f64;
         let b_ones = asg.b.iter().filter(|v| **v == Fr::ONE).count() as f64;
-        assert!((b_ones / rows - 0.49).abs() < 0.02, "b ones {}", b_ones / rows);
+        assert!(
+            (b_ones / rows - 0.49).abs() < 0.02,
+            "b ones {}",
+            b_ones / rows
+        );
         let n = asg.aux_assignment.len() as f64;
         let zeros = asg
             .aux_assignment

@@ -222,7 +222,13 @@ mod tests {
         assert!(e > 12 << 30 && e < 14 << 30, "{e}");
         // One more constraint costs its a and b, one more variable its value.
         let base = estimate_partition_bytes(1 << 20, 1 << 20);
-        assert_eq!(estimate_partition_bytes((1 << 20) + 8, 1 << 20) - base, 8 * 64 * 9 / 8);
-        assert_eq!(estimate_partition_bytes(1 << 20, (1 << 20) + 8) - base, 8 * 32 * 9 / 8);
+        assert_eq!(
+            estimate_partition_bytes((1 << 20) + 8, 1 << 20) - base,
+            8 * 64 * 9 / 8
+        );
+        assert_eq!(
+            estimate_partition_bytes(1 << 20, (1 << 20) + 8) - base,
+            8 * 32 * 9 / 8
+        );
     }
 }
