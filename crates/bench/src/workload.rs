@@ -1,7 +1,7 @@
 //! A benchmark workload with the exact shape of one 32 GiB PoRep partition
 //! (docs/reference/circuits.md, docs/reference/stand-in-workload.md): a host assignment
-//! whose a/b/c and aux values follow the mixes measured on real PoRep witnesses (c = a*b on
-//! every row, as for a satisfying witness), and a parameter set of valid, distinct curve
+//! whose a/b and aux values follow the mixes measured on real PoRep witnesses (a backend
+//! forms c = a*b, as for a satisfying witness), and a parameter set of valid, distinct curve
 //! points made on the device in seconds. Its proofs cannot verify (the parameters come from
 //! no setup); it exists to measure speed and memory.
 
@@ -20,7 +20,7 @@ use filprove_cuda::testing::{synth, Gpu};
 /// in A and in B.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WorkloadShape {
-    /// Constraints (rows of a, b, c), input constraints included.
+    /// Constraints (rows of a and b), input constraints included.
     pub constraints: usize,
     /// Public inputs, ONE included.
     pub inputs: usize,
@@ -136,11 +136,11 @@ fn aux_and_densities(shape: &WorkloadShape, seed: u64) -> (Vec<Fr>, DensityBits,
 }
 
 /// A host assignment of `shape`: a 49 % zero / 18 % one / 33 % other (small values and
-/// -1), b 49 % zero / 49 % one / 2 % full-size, c = a*b (docs/reference/circuits.md,
-/// "What a real PoRep witness looks like").
+/// -1), b 49 % zero / 49 % one / 2 % full-size (docs/reference/circuits.md, "What a real
+/// PoRep witness looks like"); a backend forms c = a*b.
 pub fn assignment(shape: &WorkloadShape, seed: u64) -> ProvingAssignment {
     let rows = shape.constraints;
-    let row = |i: usize| -> (Fr, Fr, Fr) {
+    let row = |i: usize| -> (Fr, Fr) {
         let h = mix(seed.rotate_left(17) ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
         let ua = unit(h);
         let a = if ua < 0.49 {
@@ -160,21 +160,16 @@ pub fn assignment(shape: &WorkloadShape, seed: u64) -> ProvingAssignment {
         } else {
             full(h ^ 9)
         };
-        (a, b, a * b)
+        (a, b)
     };
     let mut a = vec![Fr::ZERO; rows];
     let mut b = vec![Fr::ZERO; rows];
-    let mut c = vec![Fr::ZERO; rows];
     a.par_chunks_mut(1 << 16)
         .zip(b.par_chunks_mut(1 << 16))
-        .zip(c.par_chunks_mut(1 << 16))
         .enumerate()
-        .for_each(|(k, ((a, b), c))| {
+        .for_each(|(k, (a, b))| {
             for j in 0..a.len() {
-                let (x, y, z) = row(k * (1 << 16) + j);
-                a[j] = x;
-                b[j] = y;
-                c[j] = z;
+                (a[j], b[j]) = row(k * (1 << 16) + j);
             }
         });
     let (aux, a_aux_density, b_aux_density) = aux_and_densities(shape, seed);
@@ -194,7 +189,6 @@ pub fn assignment(shape: &WorkloadShape, seed: u64) -> ProvingAssignment {
         pins: Default::default(),
         a,
         b,
-        c,
         input_assignment,
         aux_assignment: aux,
         a_aux_density,
@@ -211,7 +205,6 @@ pub fn clone_par(asg: &ProvingAssignment) -> ProvingAssignment {
     for (dst, src) in [
         (&mut out.a, &asg.a),
         (&mut out.b, &asg.b),
-        (&mut out.c, &asg.c),
         (&mut out.aux_assignment, &asg.aux_assignment),
     ] {
         // Written in parallel straight into the reserved room (no zeroing pass).
@@ -304,14 +297,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn small_workload_has_the_measured_mixes_and_satisfies_c_eq_ab() {
+    fn small_workload_has_the_measured_mixes() {
         let shape = WorkloadShape::porep_like(16);
         let asg = assignment(&shape, 7);
         assert_eq!(asg.a.len(), shape.constraints);
+        assert_eq!(asg.b.len(), shape.constraints);
         assert_eq!(asg.log_domain_size(), 16);
-        for i in 0..asg.a.len() {
-            assert_eq!(asg.a[i] * asg.b[i], asg.c[i], "row {i}");
-        }
+        let rows = asg.b.len() as f64;
+        let b_ones = asg.b.iter().filter(|v| **v == Fr::ONE).count() as f64;
+        assert!(
+            (b_ones / rows - 0.49).abs() < 0.02,
+            "b ones {}",
+            b_ones / rows
+        );
         let n = asg.aux_assignment.len() as f64;
         let zeros = asg
             .aux_assignment

@@ -1,7 +1,7 @@
 //! Per-partition staging: the host vectors the kernels read (a, b, the aux witness and the
 //! density bitmaps) copied into device buffers sized by the plan, beside a device buffer for
-//! c, which the kernels form from a and b (a satisfying witness has c = a*b; the host's c is
-//! never sent). Pre-staged, this
+//! c, which the kernels form from a and b (a satisfying witness has c = a*b; the host holds
+//! no c). Pre-staged, this
 //! runs before the kernel lock on the copy stream from page-locked memory (registered in
 //! place, or through pinned bounce buffers) and the kernels wait on its event, not on the
 //! host; naive, it runs inside the kernel region on the compute stream from pageable

@@ -130,7 +130,7 @@ fn every_switch_combination_gives_the_cpu_proof() {
     };
     let cpu = CpuBackend::new(Some(2)).unwrap();
     let mut rng = common::rng("switches");
-    // Large enough (~2^19 rows) that a, b, c and aux are registered, not just copied.
+    // Large enough (~2^19 rows) that a, b and aux are registered, not just copied.
     let mk = |rng: &mut rand_chacha::ChaCha8Rng| Mix::random(rng, 300_000, 100_000);
     let srs = generate_parameters(mk(&mut rng), &mut rng).unwrap();
     let asg = ProvingAssignment::synthesize(mk(&mut rng)).unwrap();
@@ -374,14 +374,10 @@ fn fresh_vectors_are_registered_inside_their_region() {
     );
     // Each region registers while its own kernels run and stops when they are done:
     // a few rounds of the same assignment page-lock all of it, then nothing is left.
-    // (c is never staged: the device forms it, so it is never page-locked.)
     let all_pinned = |asg: &ProvingAssignment| {
         [&asg.a, &asg.b, &asg.aux_assignment]
             .iter()
             .all(|v| asg.pins.covers(v.as_ptr().cast(), v.capacity() * 32))
-            && !asg
-                .pins
-                .covers(asg.c.as_ptr().cast(), asg.c.capacity() * 32)
     };
     let mut rounds = 1;
     while !all_pinned(&first) {
@@ -443,7 +439,6 @@ fn staging_registers_piece_by_piece_and_bounces_the_rest() {
     let mut asg = ProvingAssignment {
         a: vals(n),
         b: vals(n),
-        c: vals(n),
         input_assignment: vals(1),
         aux_assignment: vals(n),
         ..Default::default()
@@ -507,7 +502,7 @@ fn staging_registers_piece_by_piece_and_bounces_the_rest() {
     );
     assert!(report.phase("stage_register").is_some(), "{report:?}");
     assert_eq!(prefix(&asg.a), 2 * REGISTER_PIECE);
-    for v in [&asg.b, &asg.c, &asg.aux_assignment] {
+    for v in [&asg.b, &asg.aux_assignment] {
         assert_eq!(prefix(v), 0);
     }
 
@@ -525,7 +520,6 @@ fn staging_registers_piece_by_piece_and_bounces_the_rest() {
     for v in [&asg.a, &asg.b, &asg.aux_assignment] {
         assert_eq!(prefix(v), v.capacity() * 32, "whole allocation page-locked");
     }
-    assert_eq!(prefix(&asg.c), 0, "c is not staged, so not page-locked");
     // a: its two first pieces and the rest; b, aux: one range each.
     assert_eq!(asg.pins.len(), 4);
 }

@@ -120,14 +120,17 @@ fn fixtures_params_prove_verify_and_bad_inputs() {
     assert!(!text(&o).contains("panicked"));
 
     // Synthesis alone needs no parameters; the parallel synthesis of PoRep's challenges
-    // equals ordered synthesis (the second run has every challenge in parallel).
+    // equals ordered synthesis (the second run has every challenge in parallel), and
+    // satisfies the circuit's R1CS.
     let porep = s(&fx.join("porep.request.json"));
     let o = filprove(
         &["synthesize", "--request", &porep, "--runs", "2", "--check"],
         &params,
     );
     assert!(
-        o.status.success() && text(&o).contains("equal to ordered synthesis"),
+        o.status.success()
+            && text(&o).contains("equal to ordered synthesis")
+            && text(&o).contains("every constraint is satisfied"),
         "{}",
         text(&o)
     );
@@ -166,7 +169,8 @@ fn fixtures_params_prove_verify_and_bad_inputs() {
     assert!(
         o.status.success()
             && out.contains("gadgets, challenges in parallel")
-            && out.contains("equal to ordered synthesis"),
+            && out.contains("equal to ordered synthesis")
+            && out.contains("every constraint is satisfied"),
         "{out}"
     );
     let o = filprove(

@@ -87,11 +87,12 @@ fn parse_meminfo(text: &str) -> (u64, u64) {
     (field("MemTotal:"), field("MemAvailable:"))
 }
 
-/// Estimated host bytes of one partition from its shape: the a/b/c evaluations
-/// (3 x 32 B per constraint), the aux witness (32 B per variable) and a margin of 1/8
-/// plus 16 MiB for densities, inputs and allocator slack.
+/// Estimated host bytes of one partition from its shape: the a and b evaluations
+/// (2 x 32 B per constraint; the host holds no c, a backend forms c = a*b), the aux
+/// witness (32 B per variable) and a margin of 1/8 plus 16 MiB for densities, inputs and
+/// allocator slack.
 pub fn estimate_partition_bytes(constraints: u64, aux: u64) -> u64 {
-    let core = constraints * 3 * 32 + aux * 32;
+    let core = constraints * 2 * 32 + aux * 32;
     core + core / 8 + (16 << 20)
 }
 
@@ -216,8 +217,18 @@ mod tests {
 
     #[test]
     fn estimate_follows_shape() {
-        // 32 GiB PoRep partition: about 12 GiB a/b/c + 3.9 GiB aux, plus margin.
+        // 32 GiB PoRep partition: about 7.8 GiB a and b + 3.9 GiB aux, plus margin.
         let e = estimate_partition_bytes(130_278_541, 130_169_893);
-        assert!(e > 16 << 30 && e < 19 << 30, "{e}");
+        assert!(e > 12 << 30 && e < 14 << 30, "{e}");
+        // One more constraint costs its a and b, one more variable its value.
+        let base = estimate_partition_bytes(1 << 20, 1 << 20);
+        assert_eq!(
+            estimate_partition_bytes((1 << 20) + 8, 1 << 20) - base,
+            8 * 64 * 9 / 8
+        );
+        assert_eq!(
+            estimate_partition_bytes(1 << 20, (1 << 20) + 8) - base,
+            8 * 32 * 9 / 8
+        );
     }
 }

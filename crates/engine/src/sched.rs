@@ -218,8 +218,8 @@ impl Scheduler {
         }
     }
 
-    /// Frees evicted kept assignments with the lock released (unpinning 16 GiB takes a
-    /// while) and takes the lock again.
+    /// Frees evicted kept assignments with the lock released (unpinning a 32 GiB PoRep
+    /// partition's 11.7 GiB takes a while) and takes the lock again.
     fn free_unlocked<'a>(
         &'a self,
         st: MutexGuard<'a, SchedState>,

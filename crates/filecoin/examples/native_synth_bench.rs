@@ -49,7 +49,6 @@ fn best(
             work.clear();
             work.a.extend_from_slice(&base.a);
             work.b.extend_from_slice(&base.b);
-            work.c.extend_from_slice(&base.c);
             work.input_assignment
                 .extend_from_slice(&base.input_assignment);
             work.aux_assignment.extend_from_slice(&base.aux_assignment);

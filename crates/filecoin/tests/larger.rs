@@ -32,8 +32,9 @@ fn fixtures_and_post_8m() {
     }
 }
 
-/// SnapDeals at 8 MiB has 4 partitions: synthesized in parallel, each satisfied, and each
-/// one's circuit inputs equal the verifier's public inputs (the partition index is one).
+/// SnapDeals at 8 MiB has 4 partitions: synthesized in parallel, each satisfying the
+/// circuit's R1CS (a and b are A w and B w, (A w)(B w) = C w on every row), and each one's
+/// circuit inputs equal the verifier's public inputs (the partition index is one).
 #[test]
 fn snap_8m_partitions_are_consistent() {
     let req = common::set_8m().request(ProofKind::SnapDeals).unwrap();
@@ -42,6 +43,7 @@ fn snap_8m_partitions_are_consistent() {
     let parts = req.synthesize_all().unwrap();
     eprintln!("synthesized 4 snap-8m partitions in {:.1?}", t.elapsed());
     let publics = req.public_inputs().unwrap();
+    let r1cs = req.circuit().blank_r1cs().unwrap();
     for (k, part) in parts.iter().enumerate() {
         let a = &part.assignment;
         assert_eq!(
@@ -50,13 +52,8 @@ fn snap_8m_partitions_are_consistent() {
             "partition {k}"
         );
         assert_eq!(part.public_inputs, publics[k]);
-        assert!(
-            a.a.iter()
-                .zip(&a.b)
-                .zip(&a.c)
-                .all(|((x, y), z)| *x * y == *z),
-            "partition {k}"
-        );
+        r1cs.check_assignment(a)
+            .unwrap_or_else(|e| panic!("partition {k}: {e}"));
     }
     assert_ne!(publics[0], publics[1]);
 }

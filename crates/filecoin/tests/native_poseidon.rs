@@ -1,6 +1,6 @@
 //! The native Poseidon twins against neptune's gadget as filecoin-hashers calls it: on two
 //! ProvingAssignments with the same history, the gadget on one and the twin on the other
-//! must leave equal assignments (aux values, a, b, c, densities) and equal results. The
+//! must leave equal assignments (aux values, a, b, densities) and equal results. The
 //! same for the inclusion paths in Poseidon trees against storage-proofs' `PoRCircuit`.
 
 use bellperson::gadgets::num::AllocatedNum;

@@ -5,6 +5,7 @@ mod common;
 
 use filprove_filecoin::fixtures::{FIXTURE_MINER_ID, FIXTURE_SECTOR_NUMBER};
 use filprove_filecoin::{ProofKind, ProofRequest, RequestBody, SynthesisPath};
+use filprove_groth16::keygen::R1csAssembly;
 
 #[test]
 fn porep_2k_end_to_end() {
@@ -102,7 +103,9 @@ fn non_interactive_porep_2k_partitions_prove_their_own_inputs() {
 /// and through the circuit twin (which never falls back here): the first time a seal proof
 /// is seen (challenge 0 in order, the shape learnt) and after (every challenge in
 /// parallel); for the interactive, synthetic and non-interactive seal proofs (the last
-/// with several partitions; at 2 KiB each partition has 2 challenges).
+/// with several partitions; at 2 KiB each partition has 2 challenges). Ordered synthesis
+/// is checked against the circuit's R1CS (the keygen capture): a and b are A w and B w,
+/// and (A w)(B w) = C w on every row.
 #[test]
 fn parted_porep_synthesis_equals_ordered() {
     let ni = common::non_interactive_porep_request();
@@ -113,18 +116,20 @@ fn parted_porep_synthesis_equals_ordered() {
         ("non-interactive", ni),
     ] {
         let last = req.num_partitions() - 1;
+        let r1cs = req.circuit().blank_r1cs().unwrap();
         for first in [SynthesisPath::Twin, SynthesisPath::Gadgets] {
             filprove_groth16::parts::forget_shapes();
             for k in [0, last, 0] {
-                check_parted(name, &req, k, first);
+                check_parted(name, &req, &r1cs, k, first);
             }
         }
     }
     assert_eq!(filprove_filecoin::twin_fallbacks(), fallbacks);
 }
 
-/// A virtual 8 MiB sector (2 challenges of 1.9 M constraints, 2 layers): the twin gives
-/// what ordered synthesis gives, learning the shape and then with every challenge twin.
+/// A virtual 8 MiB sector (2 challenges of 1.9 M constraints, 2 layers): ordered synthesis
+/// satisfies the circuit's R1CS, and the twin gives what it gives, learning the shape and
+/// then with every challenge twin.
 #[test]
 fn twin_synthesis_of_a_virtual_8m_partition_equals_ordered() {
     let c1 = filprove_filecoin::virtual_sector::porep_c1(8 << 20, 21).unwrap();
@@ -136,6 +141,9 @@ fn twin_synthesis_of_a_virtual_8m_partition_equals_ordered() {
     .unwrap();
     let fallbacks = filprove_filecoin::twin_fallbacks();
     let want = req.synthesize_in_order(0).unwrap();
+    let r1cs = req.circuit().blank_r1cs().unwrap();
+    r1cs.check_assignment(&want.assignment).unwrap();
+    drop(r1cs);
     filprove_groth16::parts::forget_shapes();
     for _ in 0..2 {
         let got = req.synthesize_with(0, SynthesisPath::Twin).unwrap();
@@ -146,9 +154,17 @@ fn twin_synthesis_of_a_virtual_8m_partition_equals_ordered() {
 }
 
 /// Partition `k` of `req` through `first` then the other parted path, each equal to
-/// ordered synthesis.
-fn check_parted(name: &str, req: &ProofRequest, k: usize, first: SynthesisPath) {
+/// ordered synthesis, which satisfies `r1cs`.
+fn check_parted(
+    name: &str,
+    req: &ProofRequest,
+    r1cs: &R1csAssembly,
+    k: usize,
+    first: SynthesisPath,
+) {
     let want = req.synthesize_in_order(k).unwrap();
+    r1cs.check_assignment(&want.assignment)
+        .unwrap_or_else(|e| panic!("{name} partition {k}: {e}"));
     let other = match first {
         SynthesisPath::Twin => SynthesisPath::Gadgets,
         _ => SynthesisPath::Twin,

@@ -67,7 +67,6 @@ pub fn check_shapes(
     };
     let n = asg.a.len();
     eq("b evaluations vs a evaluations", n, asg.b.len())?;
-    eq("c evaluations vs a evaluations", n, asg.c.len())?;
     let inputs = asg.input_assignment.len();
     let aux = asg.aux_assignment.len();
     if inputs == 0 {

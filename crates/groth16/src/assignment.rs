@@ -6,11 +6,18 @@
 //! 2. after synthesis, one constraint `input_i * 0 = 0` is added for every input;
 //! 3. an aux variable is dense in A (or B) when it occurs there with a non-zero
 //!    coefficient; inputs are all dense in A, and are tracked in B;
-//! 4. a, b, c are the evaluations of each constraint's linear combinations.
+//! 4. a and b are the evaluations of each constraint's A and B linear combinations.
 //!
-//! Memory: 3 x 32 bytes per constraint (a, b, c), 32 bytes per variable and 3 bits per
+//! C is never evaluated: every constraint of a satisfying witness has c = a*b, so each
+//! backend forms c from a and b (docs/decisions/014-h-in-six-transforms.md). C never
+//! contributes density either. Whether a witness satisfies its constraints is therefore
+//! not visible here; a witness that does not gives a proof that fails verification, and
+//! [`crate::keygen::R1csAssembly::check_assignment`] checks it where the matrices are at
+//! hand.
+//!
+//! Memory: 2 x 32 bytes per constraint (a, b), 32 bytes per variable and 3 bits per
 //! variable for the densities; nothing is allocated per constraint. A 32 GiB PoRep
-//! partition (130.3 M constraints, 130.2 M aux) takes about 12 GiB + 3.9 GiB.
+//! partition (130.3 M constraints, 130.2 M aux) takes about 7.8 GiB + 3.9 GiB.
 
 use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use ff::Field;
@@ -29,8 +36,6 @@ pub struct ProvingAssignment {
     pub a: Vec<Fr>,
     /// Evaluation of each constraint's B linear combination.
     pub b: Vec<Fr>,
-    /// Evaluation of each constraint's C linear combination.
-    pub c: Vec<Fr>,
     /// Public inputs, the ONE input first.
     pub input_assignment: Vec<Fr>,
     /// Private (auxiliary) variables.
@@ -61,7 +66,6 @@ impl ProvingAssignment {
     pub fn clear(&mut self) {
         self.a.clear();
         self.b.clear();
-        self.c.clear();
         self.input_assignment.clear();
         self.aux_assignment.clear();
         self.a_aux_density.clear();
@@ -69,14 +73,13 @@ impl ProvingAssignment {
         self.b_aux_density.clear();
     }
 
-    /// Makes room for exactly `constraints` values in each of a, b, c and `aux` in the aux
+    /// Makes room for exactly `constraints` values in each of a, b and `aux` in the aux
     /// witness (in all), releasing first the pin of any vector that reallocates for it.
     /// Code that fills the vectors without the `ConstraintSystem` methods calls this first.
     pub fn reserve_vectors(&mut self, constraints: usize, aux: usize) {
         for (v, n) in [
             (&mut self.a, constraints),
             (&mut self.b, constraints),
-            (&mut self.c, constraints),
             (&mut self.aux_assignment, aux),
         ] {
             let extra = n.saturating_sub(v.len());
@@ -98,13 +101,12 @@ impl ProvingAssignment {
 
     /// Appends one constraint's evaluations (for native witness code, [`crate::sink`]).
     #[inline]
-    pub(crate) fn push_evaluations(&mut self, a: Fr, b: Fr, c: Fr) {
-        for v in [&self.a, &self.b, &self.c] {
+    pub(crate) fn push_evaluations(&mut self, a: Fr, b: Fr) {
+        for v in [&self.a, &self.b] {
             grow(&self.pins, v, 1);
         }
         self.a.push(a);
         self.b.push(b);
-        self.c.push(c);
     }
 
     /// Appends the `input_i * 0 = 0` constraints that make the IC query fully dense.
@@ -140,7 +142,7 @@ impl ProvingAssignment {
     /// Bytes this assignment holds (for memory budgets and logs).
     pub fn heap_bytes(&self) -> usize {
         let fr = std::mem::size_of::<Fr>();
-        (self.a.capacity() + self.b.capacity() + self.c.capacity()) * fr
+        (self.a.capacity() + self.b.capacity()) * fr
             + (self.input_assignment.capacity() + self.aux_assignment.capacity()) * fr
             + self.a_aux_density.heap_bytes()
             + self.b_input_density.heap_bytes()
@@ -241,7 +243,8 @@ impl ConstraintSystem<Fr> for ProvingAssignment {
         )))
     }
 
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
+    /// Evaluates A and B; C is neither built nor evaluated (module doc).
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, _: LC)
     where
         A: FnOnce() -> AR,
         AR: Into<String>,
@@ -249,11 +252,7 @@ impl ConstraintSystem<Fr> for ProvingAssignment {
         LB: FnOnce(LinearCombination<Fr>) -> LinearCombination<Fr>,
         LC: FnOnce(LinearCombination<Fr>) -> LinearCombination<Fr>,
     {
-        let (la, lb, lc) = (
-            a(LinearCombination::zero()),
-            b(LinearCombination::zero()),
-            c(LinearCombination::zero()),
-        );
+        let (la, lb) = (a(LinearCombination::zero()), b(LinearCombination::zero()));
         let (inputs, aux) = (&self.input_assignment, &self.aux_assignment);
         let (a_aux, b_in, b_aux) = (
             &mut self.a_aux_density,
@@ -280,13 +279,11 @@ impl ConstraintSystem<Fr> for ProvingAssignment {
                 aux[i]
             },
         );
-        let vc = eval_lc(&lc, |i| inputs[i], |i| aux[i]);
-        for v in [&self.a, &self.b, &self.c] {
+        for v in [&self.a, &self.b] {
             grow(&self.pins, v, 1);
         }
         self.a.push(va);
         self.b.push(vb);
-        self.c.push(vc);
     }
 
     fn push_namespace<NR, N>(&mut self, _: N)
@@ -320,13 +317,12 @@ impl ConstraintSystem<Fr> for ProvingAssignment {
             self.b_input_density.extend_from(&other.b_input_density, 1);
         }
         self.b_aux_density.append(&other.b_aux_density);
-        for v in [&self.a, &self.b, &self.c] {
+        for v in [&self.a, &self.b] {
             grow(&self.pins, v, other.a.len());
         }
         grow(&self.pins, &self.aux_assignment, other.aux_assignment.len());
         self.a.extend_from_slice(&other.a);
         self.b.extend_from_slice(&other.b);
-        self.c.extend_from_slice(&other.c);
         self.input_assignment
             .extend_from_slice(other.input_assignment.get(1..).unwrap_or(&[]));
         self.aux_assignment.extend_from_slice(&other.aux_assignment);

@@ -1,7 +1,7 @@
 //! Backend-agnostic Groth16 over BLS12-381, in bellperson's formats.
 //!
 //! - [`assignment`]: a `ConstraintSystem` that captures what a prover needs from a circuit
-//!   (the a/b/c evaluations, the assignments, the A/B densities);
+//!   (the A and B evaluations, the assignments, the A/B densities; backends form c = a*b);
 //! - [`params`]: bellperson / Filecoin `.params` and `.vk` files (read, validate, write);
 //! - [`keygen`]: fast parameter generation for test sizes;
 //! - [`proof`]: the 192-byte proof and its encoding;

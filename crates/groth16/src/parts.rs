@@ -39,7 +39,7 @@ pub use shared::{synthesize_shared_head, InOrder, SharedHeadCircuit};
 /// Lengths of an assignment, or of a piece of one.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Lengths {
-    /// Constraints (entries of a, b, c).
+    /// Constraints (entries of a and b).
     pub constraints: usize,
     /// Public inputs (the ONE input included in a head).
     pub inputs: usize,
@@ -272,7 +272,7 @@ fn parted<L: SinkCircuit, C: SinkCircuit>(
     let total_c = head.constraints + parts * part.constraints;
     let total_aux = head.aux + parts * part.aux;
     cs.reserve_vectors(total_c, total_aux);
-    for v in [&mut cs.a, &mut cs.b, &mut cs.c] {
+    for v in [&mut cs.a, &mut cs.b] {
         zero_extend(v, total_c);
     }
     zero_extend(&mut cs.aux_assignment, total_aux);
@@ -282,13 +282,12 @@ fn parted<L: SinkCircuit, C: SinkCircuit>(
         let slots = cs.a[c0..]
             .par_chunks_mut(part.constraints)
             .zip(cs.b[c0..].par_chunks_mut(part.constraints))
-            .zip(cs.c[c0..].par_chunks_mut(part.constraints))
             .zip(cs.aux_assignment[a0..].par_chunks_mut(part.aux));
         slots
             .enumerate()
-            .map(|(i, (((a, b), c), aux))| {
+            .map(|(i, ((a, b), aux))| {
                 let mut run = move || {
-                    let mut sys = PartSystem::new(marker, shape, Slots { a, b, c, aux });
+                    let mut sys = PartSystem::new(marker, shape, Slots { a, b, aux });
                     let r = part_circuit(i)?.synthesize(&mut sys);
                     // A part that outgrew its slots fails its allocations: a misfit, not
                     // the circuit's error.
@@ -321,7 +320,7 @@ fn zero_extend(v: &mut Vec<Fr>, len: usize) {
     v.par_extend(rayon::iter::repeat_n(Fr::ZERO, extra));
 }
 
-/// Puts the parts' heads, inputs and density bits into `cs` (whose a, b, c and aux slots
+/// Puts the parts' heads, inputs and density bits into `cs` (whose a, b and aux slots
 /// the parts filled), in part order; the head comes from part 0's own.
 fn merge(cs: &mut ProvingAssignment, shape: PartShape, outs: Vec<PartOut>) -> Result<(), Failure> {
     merge_parts(cs, shape, 0, outs, false)
@@ -343,7 +342,6 @@ fn merge_parts(
         let h = &outs[0].head;
         cs.a[..head.constraints].copy_from_slice(&h.a);
         cs.b[..head.constraints].copy_from_slice(&h.b);
-        cs.c[..head.constraints].copy_from_slice(&h.c);
         cs.aux_assignment[..head.aux].copy_from_slice(&h.aux_assignment);
         // `cs` was empty: its inputs and density bits begin with part 0's head's.
         cs.input_assignment.extend_from_slice(&h.input_assignment);
@@ -356,7 +354,6 @@ fn merge_parts(
         let same = shared
             || h.a[..] == cs.a[..head.constraints]
                 && h.b[..] == cs.b[..head.constraints]
-                && h.c[..] == cs.c[..head.constraints]
                 && h.aux_assignment[..] == cs.aux_assignment[..head.aux]
                 && h.input_assignment[..] == cs.input_assignment[..head.inputs];
         if !same {
@@ -501,7 +498,7 @@ impl WitnessSink for Counter<'_> {
         self.lens.aux - 1
     }
 
-    fn push_constraint(&mut self, _: Fr, _: Fr, _: Fr) {
+    fn push_constraint(&mut self, _: Fr, _: Fr) {
         self.lens.constraints += 1;
     }
 
@@ -514,7 +511,6 @@ impl WitnessSink for Counter<'_> {
 struct Slots<'a> {
     a: &'a mut [Fr],
     b: &'a mut [Fr],
-    c: &'a mut [Fr],
     aux: &'a mut [Fr],
 }
 
@@ -697,11 +693,8 @@ impl ConstraintSystem<Fr> for PartSystem<'_, '_> {
             ));
             return;
         }
-        let (la, lb, lc) = (
-            la(LinearCombination::zero()),
-            lb(LinearCombination::zero()),
-            lc(LinearCombination::zero()),
-        );
+        // C is neither built nor evaluated (crate::assignment).
+        let (la, lb) = (la(LinearCombination::zero()), lb(LinearCombination::zero()));
         let (hi, ha) = (self.shape.head.inputs, self.shape.head.aux);
         let head = &mut self.out.head;
         let (head_inputs, head_aux) = match self.shared {
@@ -723,7 +716,7 @@ impl ConstraintSystem<Fr> for PartSystem<'_, '_> {
         let va = eval_lc(
             &la,
             |i| input_value(head_inputs, inputs, hi, i),
-            |i| aux_value(head_aux, aux, ha, i, Some((&mut *head_a, &mut *a_aux))),
+            |i| aux_value(head_aux, aux, ha, i, (&mut *head_a, &mut *a_aux)),
         );
         let vb = eval_lc(
             &lb,
@@ -735,16 +728,10 @@ impl ConstraintSystem<Fr> for PartSystem<'_, '_> {
                 }
                 input_value(head_inputs, inputs, hi, i)
             },
-            |i| aux_value(head_aux, aux, ha, i, Some((&mut *head_b, &mut *b_aux))),
-        );
-        let vc = eval_lc(
-            &lc,
-            |i| input_value(head_inputs, inputs, hi, i),
-            |i| aux_value(head_aux, aux, ha, i, None),
+            |i| aux_value(head_aux, aux, ha, i, (&mut *head_b, &mut *b_aux)),
         );
         self.slots.a[n] = va;
         self.slots.b[n] = vb;
-        self.slots.c[n] = vc;
         self.constraints += 1;
     }
 
@@ -807,9 +794,9 @@ impl WitnessSink for PartSystem<'_, '_> {
         index
     }
 
-    fn push_constraint(&mut self, a: Fr, b: Fr, c: Fr) {
+    fn push_constraint(&mut self, a: Fr, b: Fr) {
         if !self.in_part {
-            return self.out.head.push_constraint(a, b, c);
+            return self.out.head.push_constraint(a, b);
         }
         let n = self.constraints;
         if n == self.slots.a.len() {
@@ -821,7 +808,6 @@ impl WitnessSink for PartSystem<'_, '_> {
         }
         self.slots.a[n] = a;
         self.slots.b[n] = b;
-        self.slots.c[n] = c;
         self.constraints += 1;
     }
 
@@ -872,24 +858,20 @@ fn mark(head: &mut DensityBits, part: &mut DensityBits, h: usize, i: usize) {
 }
 
 /// Aux variable `i` of a part: the head's below `ha`, else the part's own; its density
-/// bit set in `bits` (the head's, the part's) when given.
+/// bit set in `bits` (the head's, the part's).
 #[inline]
 fn aux_value(
     head: &[Fr],
     part: &[Fr],
     ha: usize,
     i: usize,
-    bits: Option<(&mut DensityBits, &mut DensityBits)>,
+    bits: (&mut DensityBits, &mut DensityBits),
 ) -> Fr {
     if i < ha {
-        if let Some((h, _)) = bits {
-            h.set(i);
-        }
+        bits.0.set(i);
         head[i]
     } else {
-        if let Some((_, p)) = bits {
-            p.set(i - ha);
-        }
+        bits.1.set(i - ha);
         part[i - ha]
     }
 }
@@ -1005,7 +987,7 @@ mod tests {
         fn native(&self, sink: &mut impl WitnessSink) -> (Variable, Fr) {
             let (a, b, yv) = self.values();
             let y = sink.push_aux(yv);
-            sink.push_constraint(a, b, a * b);
+            sink.push_constraint(a, b);
             sink.mark_a(self.prev.0.get_unchecked());
             if self.coeff != Fr::ZERO {
                 sink.mark_a(self.h.0.get_unchecked());

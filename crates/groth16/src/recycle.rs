@@ -441,7 +441,7 @@ mod tests {
         let refill = |asg: &mut ProvingAssignment| {
             asg.clear();
             asg.reserve_vectors(body, 0);
-            for v in [&mut asg.a, &mut asg.b, &mut asg.c] {
+            for v in [&mut asg.a, &mut asg.b] {
                 v.resize(body, Fr::ONE);
             }
             asg.input_assignment.resize(inputs, Fr::ONE);
@@ -449,7 +449,7 @@ mod tests {
         };
         let mut fresh = ProvingAssignment::default();
         refill(&mut fresh);
-        for v in [&fresh.a, &fresh.b, &fresh.c] {
+        for v in [&fresh.a, &fresh.b] {
             assert_eq!((v.len(), v.capacity()), (rows, rows), "exact room");
         }
         let kept = pin_a(&fresh);

@@ -4,8 +4,8 @@
 //! Most of a Filecoin PoRep circuit is SHA-256. Its witness can be computed with word
 //! arithmetic instead of bellperson's gadgets, provided the values land exactly where the
 //! gadgets would have put them: the same aux variables in the same order, the same
-//! constraints in the same order with the same a, b, c evaluations, and the same density
-//! bits. Native witness code writes through [`WitnessSink`]; every constraint system that
+//! constraints in the same order with the same a and b evaluations, and the same density
+//! bits (C is not evaluated: a backend forms c = a*b, [`crate::assignment`]). Native witness code writes through [`WitnessSink`]; every constraint system that
 //! captures assignments ([`crate::ProvingAssignment`], the part systems of
 //! [`crate::parts`]) implements it, so native code and upstream gadgets can take turns on
 //! one system.
@@ -22,10 +22,10 @@ pub trait WitnessSink {
     /// Allocates one aux variable holding `value`; returns its index (as in `Index::Aux`).
     fn push_aux(&mut self, value: Fr) -> usize;
 
-    /// Appends one constraint, given the evaluations of its A, B and C linear
-    /// combinations. The caller marks the densities of the variables it uses with
+    /// Appends one constraint, given the evaluations of its A and B linear combinations
+    /// (C's is a*b for a satisfying witness and is not recorded). The caller marks the densities of the variables it uses with
     /// [`WitnessSink::mark_a`] and [`WitnessSink::mark_b`].
-    fn push_constraint(&mut self, a: Fr, b: Fr, c: Fr);
+    fn push_constraint(&mut self, a: Fr, b: Fr);
 
     /// Records that `var` occurs in A with a non-zero coefficient (inputs are dense in A
     /// by construction and may be ignored).
@@ -47,8 +47,8 @@ impl WitnessSink for crate::ProvingAssignment {
     }
 
     #[inline]
-    fn push_constraint(&mut self, a: Fr, b: Fr, c: Fr) {
-        self.push_evaluations(a, b, c);
+    fn push_constraint(&mut self, a: Fr, b: Fr) {
+        self.push_evaluations(a, b);
     }
 
     #[inline]

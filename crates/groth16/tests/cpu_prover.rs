@@ -1,5 +1,6 @@
 //! The CPU prover against bellperson 0.27: byte-identical proofs with the same r and s,
-//! verification, shape errors, and the WindowPoSt-style extend path.
+//! verification, shape errors, the WindowPoSt-style extend path, and an unsatisfied
+//! witness (the assignment holds no c: the prover forms c = a*b).
 
 use bellperson::gadgets::boolean::{AllocatedBit, Boolean};
 use bellperson::gadgets::{multipack, sha256::sha256};
@@ -8,6 +9,7 @@ use bellperson::{Circuit, ConstraintSystem, SynthesisError};
 use ff::Field;
 use filprove_groth16::backend::{Backend, ProofInput, Randomness};
 use filprove_groth16::cpu::{CpuBackend, MsmEngine};
+use filprove_groth16::keygen::{R1csAssembly, R1csCheckError};
 use filprove_groth16::{Bls12, Fr, Proof, ProveError, ProvingAssignment, Srs};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -242,7 +244,9 @@ fn bellperson_bytes(p: &groth16::Proof<Bls12>) -> Vec<u8> {
 }
 
 /// Proves `circuit` on our CPU backend and with bellperson, with the same r, s; checks
-/// the bytes are identical and that the proof verifies (and fails for wrong inputs).
+/// the bytes are identical and that the proof verifies (and fails for wrong inputs). The
+/// assignment is first checked against the circuit's R1CS: a and b are A w and B w, and
+/// every constraint holds.
 fn check<C: Circuit<Fr> + Clone + Send>(
     circuit: C,
     inputs: &[Fr],
@@ -251,6 +255,9 @@ fn check<C: Circuit<Fr> + Clone + Send>(
     let params = params(circuit.clone(), seed);
     let srs = Srs::from(&params);
     let pa = ProvingAssignment::synthesize(circuit.clone()).expect("synthesize");
+    let r1cs = R1csAssembly::synthesize(circuit.clone()).expect("r1cs");
+    r1cs.check_assignment(&pa)
+        .expect("a satisfying assignment of the R1CS");
     let mut rng = ChaCha8Rng::seed_from_u64(seed + 1000);
     let rand = Randomness::random(&mut rng);
     let backend = CpuBackend::new(Some(2)).unwrap();
@@ -451,7 +458,7 @@ fn batches_and_shape_errors() {
     }
     // An inconsistent assignment.
     let mut broken = pa.clone();
-    broken.c.pop();
+    broken.b.pop();
     let err = backend
         .prove(
             &srs,
@@ -472,7 +479,7 @@ fn compute_h_is_bellpersons_quotient() {
         x0: Fr::from(2u64),
         len: 50,
     };
-    let pa = ProvingAssignment::synthesize(c).unwrap();
+    let pa = ProvingAssignment::synthesize(c.clone()).unwrap();
     let h = compute_h(&pa).unwrap();
     let d = Domain::for_len(pa.num_constraints()).unwrap();
     assert_eq!(h.len(), d.size() - 1);
@@ -483,8 +490,78 @@ fn compute_h_is_bellpersons_quotient() {
         v
     };
     let eval = |coeffs: &[Fr], x: Fr| coeffs.iter().rev().fold(Fr::ZERO, |acc, c| acc * x + c);
-    let (a, b, cc) = (interp(&pa.a), interp(&pa.b), interp(&pa.c));
+    // C's evaluations from the circuit's matrices (the assignment holds none).
+    let rows = R1csAssembly::synthesize(c)
+        .unwrap()
+        .evaluate_rows(&pa)
+        .unwrap();
+    let (a, b, cc) = (interp(&pa.a), interp(&pa.b), interp(&rows.c));
     let x = Fr::random(&mut ChaCha8Rng::seed_from_u64(50));
     let z = x.pow_vartime([d.size() as u64]) - Fr::ONE;
     assert_eq!(eval(&a, x) * eval(&b, x) - eval(&cc, x), eval(&h, x) * z);
+}
+
+/// x * x = y, with y public; `lie` allocates y = x^2 + 1, which breaks the constraint.
+#[derive(Clone, Copy)]
+struct Square {
+    x: u64,
+    lie: bool,
+}
+
+impl Circuit<Fr> for Square {
+    fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let x = Fr::from(self.x);
+        let y = x.square() + if self.lie { Fr::ONE } else { Fr::ZERO };
+        let xv = cs.alloc(|| "x", || Ok(x))?;
+        let yv = cs.alloc_input(|| "y", || Ok(y))?;
+        cs.enforce(|| "square", |lc| lc + xv, |lc| lc + xv, |lc| lc + yv);
+        Ok(())
+    }
+}
+
+/// A witness that does not satisfy its constraints: the R1CS check finds the row, and the
+/// proof the CPU backend makes of it (with c = a*b formed, not the circuit's C w) fails
+/// verification for the witness's own public input.
+#[test]
+fn an_unsatisfied_witness_gives_a_proof_that_fails_verification() {
+    let honest = Square { x: 7, lie: false };
+    let lie = Square { x: 7, lie: true };
+    let params = params(honest, 60);
+    let srs = Srs::from(&params);
+    let pa = ProvingAssignment::synthesize(lie).unwrap();
+    let r1cs = R1csAssembly::synthesize(honest).unwrap();
+    assert_eq!(
+        r1cs.check_assignment(&pa),
+        Err(R1csCheckError::Unsatisfied { row: 0, count: 1 })
+    );
+    let rand = Randomness::random(&mut ChaCha8Rng::seed_from_u64(61));
+    let proof = CpuBackend::new(Some(1))
+        .unwrap()
+        .prove(
+            &srs,
+            &[ProofInput {
+                assignment: &pa,
+                randomness: rand,
+            }],
+        )
+        .unwrap();
+    let y = pa.input_assignment[1];
+    assert_eq!(y, Fr::from(50u64), "the lying witness's public input");
+    assert!(
+        !srs.vk.verify(&proof[0], &[y]),
+        "an unsatisfied witness verified"
+    );
+    // The honest witness of the same key verifies (so the failure is the witness's).
+    let good = ProvingAssignment::synthesize(honest).unwrap();
+    let proof = CpuBackend::new(Some(1))
+        .unwrap()
+        .prove(
+            &srs,
+            &[ProofInput {
+                assignment: &good,
+                randomness: rand,
+            }],
+        )
+        .unwrap();
+    assert!(srs.vk.verify(&proof[0], &[Fr::from(49u64)]));
 }

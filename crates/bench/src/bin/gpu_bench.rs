@@ -490,7 +490,6 @@ fn bench_prove(lg: u32) -> Result<Row, ProveError> {
     };
     let a: Vec<Fr> = (0..n).into_par_iter().map(|i| mix(i, 49, 18)).collect();
     let b: Vec<Fr> = (0..n).into_par_iter().map(|i| mix(i + 7, 49, 49)).collect();
-    let c: Vec<Fr> = a.par_iter().zip(b.par_iter()).map(|(x, y)| x * y).collect();
     let aux: Vec<Fr> = (0..n)
         .into_par_iter()
         .map(|i| mix(i + 13, 51, 47))
@@ -514,7 +513,6 @@ fn bench_prove(lg: u32) -> Result<Row, ProveError> {
         pins: Default::default(),
         a,
         b,
-        c,
         input_assignment: inputs,
         aux_assignment: aux,
         a_aux_density: a_den,

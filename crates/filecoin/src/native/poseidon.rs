@@ -207,7 +207,7 @@ impl<'a> Run<'a> {
             let sum = l + pre;
             let l2 = sum.square();
             let l2_var = s.push_aux(l2);
-            s.push_constraint(sum, sum, l2);
+            s.push_constraint(sum, sum);
             mark_var_plus_one(s, var, pre, true);
             mark_var_plus_one(s, var, pre, false);
             let (l4_var, l4) = square(s, l2_var, l2);
@@ -215,7 +215,7 @@ impl<'a> Run<'a> {
             let product = sum * l4;
             let l5 = product + post;
             let l5_var = s.push_aux(l5);
-            s.push_constraint(sum, l4, product);
+            s.push_constraint(sum, l4);
             mark_var_plus_one(s, var, pre, true);
             s.mark_b(Index::Aux(l4_var));
             self.l5.push(l5_var);
@@ -256,7 +256,7 @@ impl<'a> Run<'a> {
         let product = v * l4v;
         let l5v = key.map_or(product, |k| product + k);
         let l5 = s.push_aux(l5v);
-        s.push_constraint(v, l4v, product);
+        s.push_constraint(v, l4v);
         s.mark_a(Index::Aux(l));
         s.mark_b(Index::Aux(l4));
         self.l5.push(l5);
@@ -265,7 +265,7 @@ impl<'a> Run<'a> {
 
     /// `ensure_allocated`'s constraint `lc * ONE = v` for the next allocated `Num`.
     fn enforce_num<S: WitnessSink>(&mut self, s: &mut S, v: Fr) {
-        s.push_constraint(v, Fr::ONE, v);
+        s.push_constraint(v, Fr::ONE);
         for &o in &self.template.sites[self.site] {
             s.mark_a(Index::Aux(self.l5[o as usize]));
         }
@@ -301,7 +301,7 @@ impl<'a> Run<'a> {
 fn square<S: WitnessSink>(s: &mut S, var: usize, v: Fr) -> (usize, Fr) {
     let sq = v.square();
     let out = s.push_aux(sq);
-    s.push_constraint(v, v, sq);
+    s.push_constraint(v, v);
     s.mark_a(Index::Aux(var));
     s.mark_b(Index::Aux(var));
     (out, sq)

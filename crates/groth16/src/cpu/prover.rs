@@ -112,13 +112,22 @@ impl Backend for CpuBackend {
 /// radix-2 domain holding every constraint, first `m - 1` coefficients (bellperson's
 /// `execute_fft`, done with three inverse DIF / coset DIT transforms, one inverse DIF and
 /// one permutation).
+///
+/// The C evaluations are formed here as `c_i = a_i * b_i` (the assignment holds no c;
+/// the CUDA backend forms them the same way). This is exact for a satisfying witness:
+/// every constraint holds, so `(A w)_i (B w)_i = (C w)_i` on each of its rows, the input
+/// constraints `input_i * 0 = 0` included (b = 0 there, and so is c). The padding rows
+/// beyond the constraints are 0 in a, b and c alike. So the c below is the one bellperson
+/// evaluates, and H, the proof and its bytes are bellperson's. For a witness that does not
+/// satisfy its constraints, `C(x)` here is not the circuit's: H is then not a quotient of
+/// the circuit's polynomials and the proof fails verification, as bellperson's would.
 pub fn compute_h(pa: &ProvingAssignment) -> Result<Vec<Fr>, ProveError> {
     let n = pa.a.len();
-    if pa.b.len() != n || pa.c.len() != n {
+    if pa.b.len() != n {
         return Err(ProveError::ShapeMismatch {
-            what: "a/b/c evaluation lengths",
+            what: "a/b evaluation lengths",
             params: n,
-            circuit: pa.b.len().max(pa.c.len()),
+            circuit: pa.b.len(),
         });
     }
     let domain = Domain::cached(super::ntt::log2_ceil(n))?;
@@ -135,7 +144,12 @@ pub fn compute_h(pa: &ProvingAssignment) -> Result<Vec<Fr>, ProveError> {
         domain.distribute_powers_bitrev(v, g, domain.size_inv())?;
         domain.fft_bitrev_to_natural(v)
     };
-    let (mut a, mut b, mut c) = (padded(&pa.a), padded(&pa.b), padded(&pa.c));
+    let (mut a, mut b) = (padded(&pa.a), padded(&pa.b));
+    let mut c: Vec<Fr> = a
+        .par_iter()
+        .zip(b.par_iter())
+        .map(|(a, b)| *a * b)
+        .collect();
     to_coset(&mut a)?;
     to_coset(&mut b)?;
     to_coset(&mut c)?;

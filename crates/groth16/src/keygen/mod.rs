@@ -24,6 +24,7 @@
 mod domain;
 mod fixed_base;
 mod r1cs;
+mod r1cs_check;
 mod r1cs_parts;
 
 use std::time::Instant;
@@ -40,6 +41,7 @@ use crate::{Fr, G1Projective, G2Projective, Srs, VerifyingKey};
 
 pub use fixed_base::{CpuFixedBase, FixedBaseMul};
 pub use r1cs::R1csAssembly;
+pub use r1cs_check::{R1csCheckError, RowEvaluations};
 
 /// The secret scalars of a Groth16 setup. Whoever knows them can forge proofs: use
 /// generated parameters for tests and private networks only.

@@ -138,7 +138,7 @@ impl SparseMatrix {
     /// Calls `f(row, col, coeff)` for every entry; `coeff` is `None` for a coefficient of
     /// one.
     #[inline]
-    fn for_each_entry(&self, mut f: impl FnMut(u32, u32, Option<&Fr>)) {
+    pub(super) fn for_each_entry(&self, mut f: impl FnMut(u32, u32, Option<&Fr>)) {
         let mut k = 0usize;
         for (&row, &col) in self.rows.iter().zip(&self.cols) {
             if col & ONE_BIT != 0 {

@@ -16,7 +16,7 @@ use crate::sink::WitnessSink;
 #[inline]
 pub(crate) fn alloc_code<S: WitnessSink>(s: &mut S, k: &Consts, v: bool) -> u64 {
     let i = s.push_aux(k.bit(v));
-    s.push_constraint(k.bit(!v), k.bit(v), k.zero);
+    s.push_constraint(k.bit(!v), k.bit(v));
     s.mark_a(Index::Aux(i));
     s.mark_b(Index::Aux(i));
     (i as u64) << 1
@@ -35,8 +35,7 @@ pub(crate) fn xor_code<S: WitnessSink>(
 ) -> u64 {
     let i = s.push_aux(k.bit(xv ^ yv));
     let a = if xv { k.two } else { k.zero };
-    let c = if xv & yv { k.two } else { k.zero };
-    s.push_constraint(a, k.bit(yv), c);
+    s.push_constraint(a, k.bit(yv));
     mark_a_code(s, x);
     mark_b_code(s, y);
     (i as u64) << 1
@@ -53,7 +52,7 @@ pub(crate) fn and_code<S: WitnessSink>(
     yv: bool,
 ) -> u64 {
     let i = s.push_aux(k.bit(xv & yv));
-    s.push_constraint(k.bit(xv), k.bit(yv), k.bit(xv & yv));
+    s.push_constraint(k.bit(xv), k.bit(yv));
     mark_a_code(s, x);
     mark_b_code(s, y);
     (i as u64) << 1
@@ -91,7 +90,7 @@ pub(crate) fn nor_code<S: WitnessSink>(
 fn times_not_y<S: WitnessSink>(s: &mut S, k: &Consts, x: u64, av: bool, y: u64, yv: bool) -> u64 {
     let r = av & !yv;
     let i = s.push_aux(k.bit(r));
-    s.push_constraint(k.bit(av), k.bit(!yv), k.bit(r));
+    s.push_constraint(k.bit(av), k.bit(!yv));
     mark_a_code(s, x);
     if y != ONE_CODE {
         s.mark_b(Index::Input(0));
@@ -194,11 +193,7 @@ pub(crate) fn ch_lit<S: WitnessSink>(
     // a is TRUE or a variable; b and c are variables.
     let i = s.push_aux(k.bit(ch));
     // a(b - c) = ch - c
-    s.push_constraint(
-        k.small(bv as i32 - cv as i32),
-        k.bit(av),
-        k.small(ch as i32 - cv as i32),
-    );
+    s.push_constraint(k.small(bv as i32 - cv as i32), k.bit(av));
     // b - c: the variable cancels when b and c are the same literal.
     if b != c {
         mark_a_code(s, b.code());
@@ -248,11 +243,7 @@ pub(crate) fn maj_lit<S: WitnessSink>(
     let bc = bv & cv;
     let z = and_lit(s, k, b, bv, c, cv);
     // (2bc - b - c) * a = bc - maj
-    s.push_constraint(
-        k.small(2 * bc as i32 - bv as i32 - cv as i32),
-        k.bit(av),
-        k.small(bc as i32 - maj as i32),
-    );
+    s.push_constraint(k.small(2 * bc as i32 - bv as i32 - cv as i32), k.bit(av));
     mark_a_lit(s, z);
     // -b - c: the variable cancels when c is the negation of b.
     if b != c.negate() {

@@ -2,8 +2,8 @@
 //!
 //! Every function here writes, through a [`WitnessSink`], exactly what its bellperson
 //! gadget writes into a constraint system: the same aux variables in the same order, the
-//! same constraints in the same order with the same a, b, c evaluations, and the same
-//! density bits (an aux variable is marked in A or B when it occurs there with a non-zero
+//! same constraints in the same order with the same a and b evaluations (C's is not
+//! recorded, [`crate::assignment`]), and the same density bits (an aux variable is marked in A or B when it occurs there with a non-zero
 //! coefficient *after* the linear combination merged its terms; inputs are marked in B
 //! only). The values are computed with word arithmetic: bits, small integers and packed
 //! integers, never by evaluating linear combinations.

@@ -61,7 +61,7 @@ impl<'a, S: WitnessSink> MultiEq<'a, S> {
     fn accumulate(&mut self) {
         let k = Consts::get();
         let v = fr_of_limbs(self.value);
-        self.sink.push_constraint(v, k.one, v);
+        self.sink.push_constraint(v, k.one);
         self.sink.mark_b(Index::Input(0));
         self.terms.mark_a(self.sink);
         self.terms.clear();
@@ -123,8 +123,8 @@ impl<S: WitnessSink> WitnessSink for MultiEq<'_, S> {
     }
 
     #[inline]
-    fn push_constraint(&mut self, a: Fr, b: Fr, c: Fr) {
-        self.sink.push_constraint(a, b, c)
+    fn push_constraint(&mut self, a: Fr, b: Fr) {
+        self.sink.push_constraint(a, b)
     }
 
     #[inline]

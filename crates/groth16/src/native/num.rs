@@ -37,7 +37,7 @@ pub fn value_to_bits_le<S: WitnessSink>(s: &mut S, value: Fr) -> Vec<Bit> {
             value: v,
         });
     }
-    s.push_constraint(k.zero, k.zero, k.zero);
+    s.push_constraint(k.zero, k.zero);
     out
 }
 
@@ -57,7 +57,7 @@ where
     let value = fr_of_limbs(limbs);
     let num = AllocatedNum::alloc(cs.namespace(|| "input"), || Ok(value))?;
     let root = cs.get_root();
-    root.push_constraint(value, Consts::get().one, value);
+    root.push_constraint(value, Consts::get().one);
     let mut terms = AuxTerms::default();
     for (i, b) in bits.iter().enumerate() {
         terms.push(b.lit().0, i);

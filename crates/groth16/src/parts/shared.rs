@@ -138,7 +138,7 @@ fn parted<C: SharedHeadCircuit>(
     let total_c = head_len.constraints + parts * part.constraints;
     let total_aux = head_len.aux + parts * part.aux;
     cs.reserve_vectors(total_c, total_aux);
-    for v in [&mut cs.a, &mut cs.b, &mut cs.c] {
+    for v in [&mut cs.a, &mut cs.b] {
         zero_extend(v, total_c);
     }
     zero_extend(&mut cs.aux_assignment, total_aux);
@@ -153,14 +153,13 @@ fn parted<C: SharedHeadCircuit>(
         let slots = cs.a[c0..]
             .par_chunks_mut(part.constraints)
             .zip(cs.b[c0..].par_chunks_mut(part.constraints))
-            .zip(cs.c[c0..].par_chunks_mut(part.constraints))
             .zip(rest[first * part.aux..].par_chunks_mut(part.aux));
         let head = &head;
         slots
             .enumerate()
-            .map(|(i, (((a, b), c), aux))| {
+            .map(|(i, ((a, b), aux))| {
                 let mut run = move || {
-                    let mut sys = PartSystem::reading(shape, Slots { a, b, c, aux }, values);
+                    let mut sys = PartSystem::reading(shape, Slots { a, b, aux }, values);
                     let r = circuit.part(&mut sys, head, first + i);
                     match (r, sys.misfit.take()) {
                         _ if sys.cancelled => Err(Failure::Circuit(cancel::error())),

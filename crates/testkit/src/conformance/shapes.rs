@@ -49,8 +49,8 @@ pub fn broken(
             Expect::ShapeMismatch,
         ),
         (
-            "c one evaluation long",
-            edit(&|a| a.c.push(filprove_groth16::Fr::from(7u64))),
+            "b one evaluation long",
+            edit(&|a| a.b.push(filprove_groth16::Fr::from(7u64))),
             Expect::ShapeMismatch,
         ),
         (
