@@ -138,16 +138,14 @@ impl ProofRequest {
         // Before anything is decoded or allocated from the request's numbers.
         crate::bounds::check_body(&body)?;
         let req = Self::unchecked(body, registered, partitions);
-        match &req.body {
-            RequestBody::PoRep {
+        match req.inputs() {
+            Inputs::PoRep {
                 c1,
+                prover_id,
                 sector_number,
-                miner_id,
-            } => porep::validate(c1, &prover_id_from_miner_id(*miner_id), *sector_number)?,
-            RequestBody::SnapDeals { .. } => {
-                update::validate(&req.update_inputs().expect("update body"))?
-            }
-            _ => post::validate(&req.post_inputs().expect("PoSt body"))?,
+            } => porep::validate(c1, &prover_id, sector_number)?,
+            Inputs::Update(inp) => update::validate(&inp)?,
+            Inputs::PoSt(inp) => post::validate(&inp)?,
         }
         Ok(req)
     }
@@ -190,14 +188,25 @@ impl ProofRequest {
         }
     }
 
-    pub(crate) fn post_inputs(&self) -> Option<post::PostInputs<'_>> {
+    /// The body as the circuit modules take it. Every body has exactly one view, so the
+    /// callers below match without a fallback arm.
+    fn inputs(&self) -> Inputs<'_> {
         match &self.body {
+            RequestBody::PoRep {
+                c1,
+                sector_number,
+                miner_id,
+            } => Inputs::PoRep {
+                c1,
+                prover_id: prover_id_from_miner_id(*miner_id),
+                sector_number: *sector_number,
+            },
             RequestBody::WinningPoSt {
                 registered,
                 miner_id,
                 randomness,
                 vanilla_proofs,
-            } => Some(post::PostInputs {
+            } => Inputs::PoSt(post::PostInputs {
                 registered: *registered,
                 prover_id: prover_id_from_miner_id(*miner_id),
                 randomness: *randomness,
@@ -210,32 +219,43 @@ impl ProofRequest {
                 randomness,
                 partition_index,
                 vanilla_proofs,
-            } => Some(post::PostInputs {
+            } => Inputs::PoSt(post::PostInputs {
                 registered: *registered,
                 prover_id: prover_id_from_miner_id(*miner_id),
                 randomness: *randomness,
                 partition_index: *partition_index as usize,
                 vanilla_proofs,
             }),
-            _ => None,
-        }
-    }
-
-    pub(crate) fn update_inputs(&self) -> Option<update::UpdateInputs<'_>> {
-        match &self.body {
             RequestBody::SnapDeals {
                 registered,
                 comm_r_old,
                 comm_r_new,
                 comm_d_new,
                 vanilla_proofs,
-            } => Some(update::UpdateInputs {
+            } => Inputs::Update(update::UpdateInputs {
                 registered: *registered,
                 comm_r_old: *comm_r_old,
                 comm_r_new: *comm_r_new,
                 comm_d_new: *comm_d_new,
                 vanilla_proofs,
             }),
+        }
+    }
+
+    /// The PoSt view of a WinningPoSt or WindowPoSt request.
+    #[cfg(test)]
+    pub(crate) fn post_inputs(&self) -> Option<post::PostInputs<'_>> {
+        match self.inputs() {
+            Inputs::PoSt(inp) => Some(inp),
+            _ => None,
+        }
+    }
+
+    /// The update view of a SnapDeals request.
+    #[cfg(test)]
+    pub(crate) fn update_inputs(&self) -> Option<update::UpdateInputs<'_>> {
+        match self.inputs() {
+            Inputs::Update(inp) => Some(inp),
             _ => None,
         }
     }
@@ -266,12 +286,10 @@ impl ProofRequest {
                 partitions: self.partitions,
             });
         }
-        match &self.body {
-            RequestBody::PoRep { c1, .. } => porep::synthesize(c1, partition, path),
-            RequestBody::SnapDeals { .. } => {
-                update::synthesize(&self.update_inputs().expect("update body"), partition, path)
-            }
-            _ => post::synthesize(&self.post_inputs().expect("PoSt body"), path),
+        match self.inputs() {
+            Inputs::PoRep { c1, .. } => porep::synthesize(c1, partition, path),
+            Inputs::Update(inp) => update::synthesize(&inp, partition, path),
+            Inputs::PoSt(inp) => post::synthesize(&inp, path),
         }
     }
 
@@ -285,14 +303,10 @@ impl ProofRequest {
 
     /// Public inputs of every partition (without ONE), as the verifier computes them.
     pub fn public_inputs(&self) -> Result<Vec<Vec<filprove_groth16::Fr>>, FilecoinError> {
-        match &self.body {
-            RequestBody::PoRep { c1, .. } => porep::all_public_inputs(c1),
-            RequestBody::SnapDeals { .. } => {
-                update::all_public_inputs(&self.update_inputs().expect("update body"))
-            }
-            _ => Ok(vec![post::public_inputs(
-                &self.post_inputs().expect("PoSt body"),
-            )?]),
+        match self.inputs() {
+            Inputs::PoRep { c1, .. } => porep::all_public_inputs(c1),
+            Inputs::Update(inp) => update::all_public_inputs(&inp),
+            Inputs::PoSt(inp) => Ok(vec![post::public_inputs(&inp)?]),
         }
     }
 
@@ -331,42 +345,42 @@ impl ProofRequest {
     /// not decode); `Err` when verification cannot run.
     pub fn verify(&self, proof: &[u8]) -> Result<bool, FilecoinError> {
         check_vk_present(&self.spec, &parameter_cache_dir())?;
-        if let RequestBody::PoRep {
+        let inputs = self.inputs();
+        if let Inputs::PoRep {
             c1,
+            prover_id,
             sector_number,
-            miner_id,
-        } = &self.body
+        } = &inputs
         {
             if self.is_aggregated() {
                 check_aggregation_srs_present(&parameter_cache_dir(), &self.spec.short_name)?;
-                return porep::verify_aggregate(
-                    c1,
-                    prover_id_from_miner_id(*miner_id),
-                    *sector_number,
-                    proof,
-                );
+                return porep::verify_aggregate(c1, *prover_id, *sector_number, proof);
             }
         }
         if proof.len() != self.partitions * Proof::SIZE || Proof::split(proof).is_err() {
             return Ok(false);
         }
-        match &self.body {
-            RequestBody::PoRep {
+        match inputs {
+            Inputs::PoRep {
                 c1,
+                prover_id,
                 sector_number,
-                miner_id,
-            } => porep::verify(
-                c1,
-                prover_id_from_miner_id(*miner_id),
-                *sector_number,
-                proof,
-            ),
-            RequestBody::SnapDeals { .. } => {
-                update::verify(&self.update_inputs().expect("update body"), proof)
-            }
-            _ => post::verify(&self.post_inputs().expect("PoSt body"), proof),
+            } => porep::verify(c1, prover_id, sector_number, proof),
+            Inputs::Update(inp) => update::verify(&inp, proof),
+            Inputs::PoSt(inp) => post::verify(&inp, proof),
         }
     }
+}
+
+/// A request body as the circuit modules take it.
+enum Inputs<'a> {
+    PoRep {
+        c1: &'a SealCommitPhase1Output,
+        prover_id: [u8; 32],
+        sector_number: u64,
+    },
+    PoSt(post::PostInputs<'a>),
+    Update(update::UpdateInputs<'a>),
 }
 
 #[cfg(test)]

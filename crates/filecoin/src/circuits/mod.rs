@@ -50,8 +50,9 @@ pub enum SynthesisPath {
     /// circuit, whose SHA-256 and Poseidon parts are computed natively; PoSt: the sectors
     /// in parallel through filprove's twin ([`post_twin`], Poseidon computed natively); a
     /// partition the twin cannot synthesize goes the [`SynthesisPath::Gadgets`] way.
-    /// SnapDeals: as [`SynthesisPath::Gadgets`]; a partition whose parts fail or do not
-    /// fit is synthesized in order. Either fallback is counted by [`twin_fallbacks`].
+    /// SnapDeals: the challenges in parallel with tree D's SHA-256 computed natively
+    /// ([`update_parts`]); a partition whose parts fail or do not fit is synthesized in
+    /// order. Either fallback is counted by [`twin_fallbacks`].
     #[default]
     Twin,
 }

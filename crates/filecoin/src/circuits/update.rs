@@ -16,7 +16,7 @@ use storage_proofs_update::{
     PartitionProof, PublicInputs, PublicParams,
 };
 
-use super::update_parts::UpdateParts;
+use super::update_parts::{Sha256Witness, UpdateParts};
 use super::{
     decode_vanilla, no_panic, synth_err, synthesize_circuit, with_tree, CircuitShape, Partition,
     SynthesisPath,
@@ -108,7 +108,8 @@ pub(crate) fn validate(inp: &UpdateInputs<'_>) -> Result<(), FilecoinError> {
 }
 
 /// The circuit and public inputs of partition `k`, synthesized along `path`: in order,
-/// or with its challenges in parallel ([`UpdateParts`]; `Gadgets` and `Twin` alike).
+/// or with its challenges in parallel ([`UpdateParts`]: tree D's SHA-256 through the
+/// gadgets along `Gadgets`, natively along `Twin`).
 pub(crate) fn synthesize(
     inp: &UpdateInputs<'_>,
     k: usize,
@@ -131,9 +132,13 @@ fn synthesize_inner<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     let (circuit, public_inputs) = circuit_of::<Tree>(inp, k)?;
     let assignment = match path {
         SynthesisPath::InOrder => synthesize_circuit(circuit, k)?,
-        SynthesisPath::Gadgets | SynthesisPath::Twin => {
+        SynthesisPath::Gadgets => {
             let key = format!("update {:?}", inp.registered);
-            parted(&key, k, UpdateParts(circuit))?
+            parted(&key, k, UpdateParts::new(circuit, Sha256Witness::Gadgets))?
+        }
+        SynthesisPath::Twin => {
+            let key = format!("update {:?} twin", inp.registered);
+            parted(&key, k, UpdateParts::new(circuit, Sha256Witness::Native))?
         }
     };
     Ok(Partition {
@@ -194,7 +199,7 @@ fn parted<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     };
     super::porep::count_fallback();
     log::warn!("SnapDeals partition {k}: synthesized in order (its challenges {why})");
-    let (r, _) = recycle::with_shell(shell, || synthesize_circuit(circuit.0, k));
+    let (r, _) = recycle::with_shell(shell, || synthesize_circuit(circuit.into_circuit(), k));
     r
 }
 
@@ -288,13 +293,23 @@ mod tests {
     #[test]
     fn a_misfit_falls_back_to_ordered_synthesis() {
         let key = "update: misfit test";
-        let small = parted::<Tree>(key, 0, UpdateParts(circuit(2 << 10, 0))).unwrap();
+        let small = parted::<Tree>(
+            key,
+            0,
+            UpdateParts::new(circuit(2 << 10, 0), Sha256Witness::Native),
+        )
+        .unwrap();
         assert!(small == synthesize_circuit(circuit(2 << 10, 0), 0).unwrap());
         assert!(parts::known_shape(key).is_some());
         let want = synthesize_circuit(circuit(8 << 20, 1), 1).unwrap();
         let before = super::super::twin_fallbacks();
         for _ in 0..2 {
-            let got = parted::<Tree>(key, 1, UpdateParts(circuit(8 << 20, 1))).unwrap();
+            let got = parted::<Tree>(
+                key,
+                1,
+                UpdateParts::new(circuit(8 << 20, 1), Sha256Witness::Native),
+            )
+            .unwrap();
             assert!(got == want, "the fallback differs from ordered synthesis");
         }
         // Other tests run alongside (none of them falls back).
@@ -309,7 +324,11 @@ mod tests {
         let mut c = circuit(2 << 10, 0);
         c.priv_inputs.challenge_proofs[3].leaf_r_new = Some(Fr::ONE);
         let before = super::super::twin_fallbacks();
-        let r = parted::<Tree>("update: bad challenge test", 0, UpdateParts(c));
+        let r = parted::<Tree>(
+            "update: bad challenge test",
+            0,
+            UpdateParts::new(c, Sha256Witness::Native),
+        );
         assert!(
             matches!(r, Err(FilecoinError::SynthesisFailed { partition: 0, .. })),
             "{r:?}"

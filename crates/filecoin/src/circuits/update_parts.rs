@@ -11,6 +11,11 @@
 //! crate keeps its update gadgets private; the few used here (bit decomposition, the apex
 //! tree, challenge bits, high bits, the new label) are written again over the public
 //! Poseidon, SHA-256, Merkle-path and selection gadgets, in the same order.
+//!
+//! Nearly all of a partition is SHA-256 in tree D (at 32 GiB: 127 hashes of the apex tree
+//! in the head, 19 path levels per challenge). Built with [`Sha256Witness::Native`] (the
+//! twin), those hashes are computed natively ([`crate::native`]) and written in the
+//! gadgets' order; the Poseidon hashes and the rest go through the gadgets either way.
 
 use bellperson::gadgets::boolean::{field_into_allocated_bits_le, AllocatedBit, Boolean};
 use bellperson::gadgets::multipack::pack_bits;
@@ -20,6 +25,7 @@ use ff::{Field, PrimeField, PrimeFieldBits};
 use filecoin_hashers::{HashFunction, Hasher};
 use filecoin_proofs::MerkleTreeTrait;
 use filprove_groth16::parts::SharedHeadCircuit;
+use filprove_groth16::sink::SinkRoot;
 use filprove_groth16::Fr;
 use neptune::circuit::poseidon_hash;
 use storage_proofs_core::gadgets::insertion::select;
@@ -30,10 +36,22 @@ use storage_proofs_update::constants::{
 };
 use storage_proofs_update::{EmptySectorUpdateCircuit, PublicParams};
 
+use crate::native;
+
 /// The upstream circuit of one partition, synthesized as a head and its challenges.
-pub(crate) struct UpdateParts<TreeR: MerkleTreeTrait<Hasher = TreeRHasher>>(
-    pub EmptySectorUpdateCircuit<TreeR>,
-);
+pub(crate) struct UpdateParts<TreeR: MerkleTreeTrait<Hasher = TreeRHasher>> {
+    circuit: EmptySectorUpdateCircuit<TreeR>,
+    sha256: Sha256Witness,
+}
+
+/// How tree D's SHA-256 hashes get their witness.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sha256Witness {
+    /// Through filecoin-hashers' and storage-proofs' gadgets.
+    Gadgets,
+    /// Computed natively ([`native::hash2`], [`native::tree_d_por_no_challenge_input`]).
+    Native,
+}
 
 /// What the challenges read of the head.
 pub(crate) struct UpdateHead {
@@ -84,15 +102,25 @@ fn enforce_packing<CS: ConstraintSystem<Fr>>(
 }
 
 impl<TreeR: MerkleTreeTrait<Hasher = TreeRHasher>> UpdateParts<TreeR> {
+    /// `circuit` with tree D's hashes witnessed along `sha256`.
+    pub(crate) fn new(circuit: EmptySectorUpdateCircuit<TreeR>, sha256: Sha256Witness) -> Self {
+        Self { circuit, sha256 }
+    }
+
+    /// The upstream circuit.
+    pub(crate) fn into_circuit(self) -> EmptySectorUpdateCircuit<TreeR> {
+        self.circuit
+    }
+
     fn params(&self) -> &PublicParams {
-        &self.0.pub_params
+        &self.circuit.pub_params
     }
 
     /// The partition's path above its apex tree (challenge 0's; every challenge's must be
     /// the same).
     fn partition_path(&self) -> Result<Vec<Option<Fr>>, SynthesisError> {
         let p = self.params();
-        let proofs = &self.0.priv_inputs.challenge_proofs;
+        let proofs = &self.circuit.priv_inputs.challenge_proofs;
         let tail = |j: usize| -> Result<&[Vec<Option<Fr>>], SynthesisError> {
             proofs[j]
                 .path_d_new
@@ -123,7 +151,7 @@ impl<TreeR: MerkleTreeTrait<Hasher = TreeRHasher>> UpdateParts<TreeR> {
     /// The checks the upstream circuit makes on `k_and_h_select` before synthesis.
     fn check_k_and_h_select(&self, h_select_bit_len: usize) -> Result<(), SynthesisError> {
         let p = self.params();
-        let Some(v) = self.0.pub_inputs.k_and_h_select else {
+        let Some(v) = self.circuit.pub_inputs.k_and_h_select else {
             return Ok(());
         };
         let bits: Vec<bool> = v.to_le_bits().into_iter().collect();
@@ -146,24 +174,28 @@ impl<TreeR: MerkleTreeTrait<Hasher = TreeRHasher>> SharedHeadCircuit for UpdateP
     type Head = UpdateHead;
 
     fn parts(&self) -> usize {
-        self.0.pub_params.challenge_count
+        self.circuit.pub_params.challenge_count
     }
 
-    fn head<CS: ConstraintSystem<Fr>>(&self, cs: &mut CS) -> Result<UpdateHead, SynthesisError> {
+    fn head<CS>(&self, cs: &mut CS) -> Result<UpdateHead, SynthesisError>
+    where
+        CS: ConstraintSystem<Fr>,
+        CS::Root: SinkRoot,
+    {
         let p = self.params();
         let PublicInputs {
             k_and_h_select,
             comm_r_old,
             comm_d_new,
             comm_r_new,
-        } = self.0.pub_inputs.clone();
+        } = self.circuit.pub_inputs.clone();
         let PrivateInputs {
             comm_c,
             root_r_old,
             root_r_new,
             apex_leafs,
             ..
-        } = &self.0.priv_inputs;
+        } = &self.circuit.priv_inputs;
         validate_tree_r_shape::<TreeR>(p.sector_nodes);
         let h_select_bit_len = hs(p.sector_nodes).len();
         let partition_path = self.partition_path()?;
@@ -245,6 +277,7 @@ impl<TreeR: MerkleTreeTrait<Hasher = TreeRHasher>> SharedHeadCircuit for UpdateP
 
         apex_por(
             cs.namespace(|| "apex_gadget"),
+            self.sha256,
             apex_leafs.clone(),
             partition_bits.clone(),
             partition_path,
@@ -268,14 +301,13 @@ impl<TreeR: MerkleTreeTrait<Hasher = TreeRHasher>> SharedHeadCircuit for UpdateP
         })
     }
 
-    fn part<CS: ConstraintSystem<Fr>>(
-        &self,
-        cs: &mut CS,
-        head: &UpdateHead,
-        j: usize,
-    ) -> Result<(), SynthesisError> {
+    fn part<CS>(&self, cs: &mut CS, head: &UpdateHead, j: usize) -> Result<(), SynthesisError>
+    where
+        CS: ConstraintSystem<Fr>,
+        CS::Root: SinkRoot,
+    {
         let p = self.params();
-        let proof = &self.0.priv_inputs.challenge_proofs[j];
+        let proof = &self.circuit.priv_inputs.challenge_proofs[j];
         let c_bits: Vec<AllocatedBit> = head.generated_bits[j]
             .iter()
             .chain(&head.partition_bits)
@@ -356,8 +388,9 @@ impl<TreeR: MerkleTreeTrait<Hasher = TreeRHasher>> SharedHeadCircuit for UpdateP
                 alloc_num(cs, name, siblings.first().copied().flatten()).map(|s| vec![s])
             })
             .collect::<Result<Vec<_>, _>>()?;
-        por_no_challenge_input::<TreeD, _>(
+        tree_d_por(
             cs.namespace(|| format!("por to_apex_leaf (c_index={j})")),
+            self.sha256,
             c_bits.into_iter().take(to_apex).collect(),
             leaf_d_new,
             path_to_apex,
@@ -368,13 +401,18 @@ impl<TreeR: MerkleTreeTrait<Hasher = TreeRHasher>> SharedHeadCircuit for UpdateP
 
 /// The apex tree of a partition's apex leaves (SHA-256), and the path from its root to
 /// comm_d_new.
-fn apex_por<CS: ConstraintSystem<Fr>>(
+fn apex_por<CS>(
     mut cs: CS,
+    sha256: Sha256Witness,
     leaves: Vec<AllocatedNum<Fr>>,
     partition_bits: Vec<AllocatedBit>,
     partition_path: Vec<Vec<AllocatedNum<Fr>>>,
     comm_d: AllocatedNum<Fr>,
-) -> Result<(), SynthesisError> {
+) -> Result<(), SynthesisError>
+where
+    CS: ConstraintSystem<Fr>,
+    CS::Root: SinkRoot,
+{
     let height = leaves.len().trailing_zeros() as usize;
     let mut row = leaves;
     for r in 0..height {
@@ -382,23 +420,49 @@ fn apex_por<CS: ConstraintSystem<Fr>>(
             .chunks(2)
             .enumerate()
             .map(|(i, pair)| {
-                <TreeDHasher as Hasher>::Function::hash2_circuit(
-                    cs.namespace(|| {
-                        format!("apex_tree generation hash (tree_row={r}, siblings={i})")
-                    }),
-                    &pair[0],
-                    &pair[1],
-                )
+                let cs = cs.namespace(|| {
+                    format!("apex_tree generation hash (tree_row={r}, siblings={i})")
+                });
+                match sha256 {
+                    Sha256Witness::Gadgets => {
+                        <TreeDHasher as Hasher>::Function::hash2_circuit(cs, &pair[0], &pair[1])
+                    }
+                    Sha256Witness::Native => native::hash2(cs, &pair[0], &pair[1]),
+                }
             })
             .collect::<Result<Vec<_>, _>>()?;
     }
-    por_no_challenge_input::<TreeD, _>(
+    tree_d_por(
         cs.namespace(|| "partition-tree por"),
+        sha256,
         partition_bits,
         row[0].clone(),
         partition_path,
         comm_d,
     )
+}
+
+/// `por_no_challenge_input::<TreeD>`, its hashes witnessed along `sha256`.
+fn tree_d_por<CS>(
+    cs: CS,
+    sha256: Sha256Witness,
+    challenge_bits: Vec<AllocatedBit>,
+    leaf: AllocatedNum<Fr>,
+    path: Vec<Vec<AllocatedNum<Fr>>>,
+    root: AllocatedNum<Fr>,
+) -> Result<(), SynthesisError>
+where
+    CS: ConstraintSystem<Fr>,
+    CS::Root: SinkRoot,
+{
+    match sha256 {
+        Sha256Witness::Gadgets => {
+            por_no_challenge_input::<TreeD, _>(cs, challenge_bits, leaf, path, root)
+        }
+        Sha256Witness::Native => {
+            native::tree_d_por_no_challenge_input(cs, challenge_bits, leaf, path, root)
+        }
+    }
 }
 
 /// Every challenge's random bits: digest `j` = H(comm_r_new, k * digests + j), each

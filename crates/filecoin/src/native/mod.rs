@@ -13,6 +13,9 @@
 //! - [`tree_d_inclusion`] is the tree D inclusion proof of a PoRep challenge
 //!   (`PoRCircuit::<MerkleTreeWrapper<Sha256Hasher, _, U2, U0, U0>>::synthesize` with a
 //!   private root, as storage-proofs-porep's `enforce_inclusion` calls it);
+//! - [`tree_d_por_no_challenge_input`] is `por_no_challenge_input` for a binary SHA-256
+//!   tree (SnapDeals' tree D: its apex tree's path to comm_d, each challenge's path to
+//!   its apex leaf);
 //! - [`hash2`] and [`hash_multi_leaf`] are filecoin-hashers'
 //!   `Sha256Function::{hash2_circuit, hash_multi_leaf_circuit}`;
 //! - [`poseidon`] holds the twins of the Poseidon hashes (`PoseidonFunction`'s circuits),
@@ -228,7 +231,9 @@ where
                                 )
                             })
                             .collect::<Result<Vec<_>, _>>()?;
-                        assert_eq!(siblings.len(), 1, "tree D is binary");
+                        if siblings.len() != 1 {
+                            return Err(not_binary(siblings.len()));
+                        }
                         let inserted = insert(cs, &cur, &index_bits, &siblings)?;
                         within(
                             cs,
@@ -252,4 +257,61 @@ where
     };
     constraint::equal(&mut cs, || "enforce root is correct", &cur, &rt);
     Ok(())
+}
+
+/// Twin of storage-proofs-core's `por_no_challenge_input::<Tree>(cs, challenge_bits,
+/// leaf, path, root)` for a binary SHA-256 tree (storage-proofs-update's `TreeD`): the
+/// challenge's bits (little-endian, one per level) and the path's siblings (one per
+/// level) already allocated; each level inserts the current node by its bit and hashes
+/// the pair; the computed root is enforced equal to `root`. Where upstream asserts on the
+/// lengths, this returns an error.
+pub fn tree_d_por_no_challenge_input<CS>(
+    mut cs: CS,
+    challenge_bits: Vec<AllocatedBit>,
+    leaf: AllocatedNum<Fr>,
+    path: Vec<Vec<AllocatedNum<Fr>>>,
+    root: AllocatedNum<Fr>,
+) -> Result<(), SynthesisError>
+where
+    CS: ConstraintSystem<Fr>,
+    CS::Root: WitnessSink,
+{
+    if challenge_bits.len() != path.len() {
+        return Err(SynthesisError::IoError(std::io::Error::other(format!(
+            "tree D path of {} levels for {} challenge bits",
+            path.len(),
+            challenge_bits.len()
+        ))));
+    }
+    let mut cur = leaf;
+    for (height, (siblings, bit)) in path.into_iter().zip(challenge_bits).enumerate() {
+        if siblings.len() != 1 {
+            return Err(not_binary(siblings.len()));
+        }
+        let index = [Boolean::from(bit)];
+        let preimage = within(
+            &mut cs,
+            || format!("merkle proof insert (height={height})"),
+            |cs| insert(cs, &cur, &index, &siblings),
+        )?;
+        cur = within(
+            &mut cs,
+            || format!("merkle proof hash (height={height})"),
+            |cs| hash_multi_leaf(cs, &preimage),
+        )?;
+    }
+    cs.enforce(
+        || "calculated root == provided root",
+        |lc| lc + cur.get_variable(),
+        |lc| lc + CS::one(),
+        |lc| lc + root.get_variable(),
+    );
+    Ok(())
+}
+
+/// A tree D path level with other than one sibling.
+fn not_binary(siblings: usize) -> SynthesisError {
+    SynthesisError::IoError(std::io::Error::other(format!(
+        "a tree D path level with {siblings} siblings (the tree is binary)"
+    )))
 }

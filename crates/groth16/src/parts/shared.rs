@@ -10,11 +10,15 @@
 //! head and then parts `0..n` in order ([`InOrder`]) is the whole circuit; the result here
 //! is equal to that, field for field.
 //!
+//! Head and parts are synthesized into systems whose root is a [`crate::sink::WitnessSink`] (the
+//! whole assignment, the part systems), so either may write natively computed witness
+//! ([`crate::sink`]).
+//!
 //! The shape (head and part lengths) is learnt per key as in [`super::synthesize_parts`]:
 //! the first synthesis of a key runs part 0 in order after the head; a head of other
 //! lengths or a part that does not fit the shape is a misfit, remembered for the key.
 
-use bellperson::{Circuit, ConstraintSystem, SynthesisError};
+use bellperson::{ConstraintSystem, SynthesisError};
 use ff::Field;
 use rayon::prelude::*;
 
@@ -22,6 +26,7 @@ use super::{
     lookup, merge_parts, remember, zero_extend, Failure, HeadValues, Learnt, Lengths, PartShape,
     PartSystem, PartsError, Slots,
 };
+use crate::sink::{SinkCircuit, SinkRoot};
 use crate::{cancel, recycle, Fr, ProvingAssignment};
 
 /// A circuit of a head and `parts()` parts, each of which reads the head's variables
@@ -34,22 +39,27 @@ pub trait SharedHeadCircuit: Sync {
     fn parts(&self) -> usize;
 
     /// Synthesizes the head.
-    fn head<CS: ConstraintSystem<Fr>>(&self, cs: &mut CS) -> Result<Self::Head, SynthesisError>;
+    fn head<CS>(&self, cs: &mut CS) -> Result<Self::Head, SynthesisError>
+    where
+        CS: ConstraintSystem<Fr>,
+        CS::Root: SinkRoot;
 
     /// Synthesizes part `j`, which every synthesis of a key gives the same lengths.
-    fn part<CS: ConstraintSystem<Fr>>(
-        &self,
-        cs: &mut CS,
-        head: &Self::Head,
-        j: usize,
-    ) -> Result<(), SynthesisError>;
+    fn part<CS>(&self, cs: &mut CS, head: &Self::Head, j: usize) -> Result<(), SynthesisError>
+    where
+        CS: ConstraintSystem<Fr>,
+        CS::Root: SinkRoot;
 }
 
-/// The whole circuit in order: the head, then every part.
+/// The whole circuit in order: the head, then every part ([`crate::sink::synthesize`]).
 pub struct InOrder<C>(pub C);
 
-impl<C: SharedHeadCircuit> Circuit<Fr> for InOrder<C> {
-    fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+impl<C: SharedHeadCircuit> SinkCircuit for InOrder<C> {
+    fn synthesize<CS>(self, cs: &mut CS) -> Result<(), SynthesisError>
+    where
+        CS: ConstraintSystem<Fr>,
+        CS::Root: SinkRoot,
+    {
         let head = self.0.head(cs)?;
         for j in 0..self.0.parts() {
             self.0.part(cs, &head, j)?;
@@ -59,7 +69,7 @@ impl<C: SharedHeadCircuit> Circuit<Fr> for InOrder<C> {
 }
 
 /// Synthesizes `circuit` with its parts in parallel; equal to
-/// `ProvingAssignment::synthesize(InOrder(circuit))`. A misfit (the circuit's head or
+/// `crate::sink::synthesize(InOrder(circuit))`. A misfit (the circuit's head or
 /// parts do not have the shape learnt for `key`, or `key` misfitted before) is returned
 /// with the assignment being filled, for the caller's ordered synthesis. Fills the
 /// thread's reused assignment when the engine set one ([`recycle::with_shell`]).
@@ -215,7 +225,11 @@ mod tests {
             self.parts.len()
         }
 
-        fn head<CS: ConstraintSystem<Fr>>(&self, cs: &mut CS) -> Result<Head, SynthesisError> {
+        fn head<CS>(&self, cs: &mut CS) -> Result<Head, SynthesisError>
+        where
+            CS: ConstraintSystem<Fr>,
+            CS::Root: SinkRoot,
+        {
             let x = AllocatedNum::alloc(cs.namespace(|| "x"), || Ok(Fr::from(self.x)))?;
             x.inputize(cs.namespace(|| "x input"))?;
             let square = x.square(cs.namespace(|| "square"))?;
@@ -228,12 +242,11 @@ mod tests {
             Ok(Head { x, square, bits })
         }
 
-        fn part<CS: ConstraintSystem<Fr>>(
-            &self,
-            cs: &mut CS,
-            head: &Head,
-            j: usize,
-        ) -> Result<(), SynthesisError> {
+        fn part<CS>(&self, cs: &mut CS, head: &Head, j: usize) -> Result<(), SynthesisError>
+        where
+            CS: ConstraintSystem<Fr>,
+            CS::Root: SinkRoot,
+        {
             let mut cs = cs.namespace(|| format!("part {j}"));
             let missing = self.missing == Some(j);
             let mut acc = AllocatedNum::alloc(cs.namespace(|| "start"), || {
@@ -290,7 +303,7 @@ mod tests {
     }
 
     fn ordered(c: Squares) -> ProvingAssignment {
-        ProvingAssignment::synthesize(InOrder(c)).unwrap()
+        crate::sink::synthesize(InOrder(c)).unwrap()
     }
 
     #[test]
