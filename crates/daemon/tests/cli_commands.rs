@@ -168,6 +168,7 @@ fn fixtures_params_prove_verify_and_bad_inputs() {
     let out = text(&o);
     assert!(
         o.status.success()
+            && out.contains("twin, challenges in parallel")
             && out.contains("gadgets, challenges in parallel")
             && out.contains("equal to ordered synthesis")
             && out.contains("every constraint is satisfied"),

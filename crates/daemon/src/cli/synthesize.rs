@@ -3,8 +3,9 @@
 //! synthesizing a PoRep partition (in order, challenges in parallel through the upstream
 //! gadgets, through the circuit twin), a PoSt partition (in order, storage-proofs' chunks
 //! of sectors in parallel, sectors in parallel through the circuit twin) or a SnapDeals
-//! partition (in order, challenges in parallel) gives exactly the same assignment, one that
-//! satisfies the circuit's R1CS.
+//! partition (in order, challenges in parallel through the gadgets or with tree D's
+//! SHA-256 computed natively) gives exactly the same assignment, one that satisfies the
+//! circuit's R1CS.
 
 use std::time::Instant;
 
@@ -19,7 +20,7 @@ use super::prove::RequestArgs;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum PathArg {
     /// Challenges (PoSt: sectors) in parallel through filprove's circuit twin
-    /// (production; SnapDeals: as `gadgets`).
+    /// (production; SnapDeals: tree D's SHA-256 computed natively).
     Twin,
     /// Challenges in parallel through storage-proofs' gadgets (PoSt: storage-proofs' own
     /// chunks of sectors in parallel).
@@ -68,8 +69,8 @@ pub struct SynthesizeArgs {
     pub path: PathArg,
     /// Then check the assignment against the circuit's R1CS (captured as parameter
     /// generation does: a and b are A w and B w, and (A w)(B w) = C w on every
-    /// constraint), synthesize the partition along every path (PoRep and PoSt: gadgets,
-    /// twin, in order; SnapDeals: challenges in parallel, in order), report the time per
+    /// constraint), synthesize the partition along every path (gadgets, twin, in
+    /// order), report the time per
     /// constraint of each side by side, and fail unless every assignment is equal, field
     /// for field (needs memory for two partitions and the R1CS).
     #[arg(long)]
@@ -81,11 +82,7 @@ pub fn run(args: SynthesizeArgs) -> Result<()> {
     let req = args.input.load()?;
     let k = args.partition;
     let kind = req.kind();
-    // SnapDeals has no twin (its parted path is the gadgets').
-    let path = match (kind, args.path) {
-        (ProofKind::SnapDeals, PathArg::Twin) => PathArg::Gadgets,
-        (_, p) => p,
-    };
+    let path = args.path;
     let mode = path.describe(kind);
     let mut last = None;
     for run in 1..=args.runs.max(1) {
@@ -112,12 +109,8 @@ pub fn run(args: SynthesizeArgs) -> Result<()> {
             "partition {k}: every constraint is satisfied (R1CS captured and checked in {:.3} s)",
             t.elapsed().as_secs_f64()
         );
-        let others: &[PathArg] = match kind {
-            ProofKind::SnapDeals => &[PathArg::Gadgets, PathArg::InOrder],
-            _ => &[PathArg::Gadgets, PathArg::Twin, PathArg::InOrder],
-        };
         let mut times = Vec::new();
-        for &other in others {
+        for other in [PathArg::Gadgets, PathArg::Twin, PathArg::InOrder] {
             let fallbacks = filprove_filecoin::twin_fallbacks();
             let (p, secs) = timed(&req, k, other)?;
             if other != PathArg::InOrder && filprove_filecoin::twin_fallbacks() != fallbacks {
