@@ -216,6 +216,14 @@ pub fn check_file(manifest: &Manifest, path: &Path, validate: bool) -> (String, 
     let mut outcome = match manifest.check(path) {
         Ok(Checked::Matches) => "digest matches parameters.json".to_string(),
         Ok(Checked::NotListed) => "not in parameters.json".to_string(),
+        Err(e @ filprove_groth16::ParamsError::DigestMismatch { .. }) => {
+            failed = true;
+            format!(
+                "FAILED: {e} (not the network's trusted setup: parameters generated here, \
+                 for example by `filprove params generate`, make proofs that only a verifying \
+                 key from the same run accepts, and the chain rejects)"
+            )
+        }
         Err(e) => {
             failed = true;
             format!("FAILED: {e}")
