@@ -24,10 +24,20 @@ pub(crate) struct Device {
     pub current: Mutex<Option<(String, &'static str)>>,
     pub busy: Mutex<Duration>,
     /// The CUDA ordinal of a GPU backend (its name starts `cuda:<ordinal> `), whose
-    /// NVML samples are read for ECC errors.
+    /// NVML samples are read for faults.
     cuda_ordinal: Option<u64>,
-    /// Uncorrectable ECC errors seen at the last check.
-    ecc_seen: Mutex<Option<u64>>,
+    /// The fault counts of the sample read at the last check.
+    faults_seen: Mutex<FaultCounts>,
+}
+
+/// What the last check saw of a GPU's NVML fault counts.
+#[derive(Default)]
+struct FaultCounts {
+    /// Uncorrectable ECC errors (NVML counts them since the driver loaded, so the first
+    /// check only takes the count in).
+    ecc: Option<u64>,
+    /// Xid events of a device fault (counted from the sampler's start: every one is new).
+    xids: u64,
 }
 
 /// Counts a prover worker in [`Device`]'s contenders while it lives.
@@ -58,19 +68,32 @@ impl Device {
         *self.busy.lock().unwrap_or_else(|p| p.into_inner()) += d;
     }
 
-    /// Uncorrectable ECC errors NVML reported for this GPU since the last call (the
-    /// first call only takes the count in); 0 without a GPU sampler or without ECC.
-    pub fn new_ecc_errors(&self) -> u64 {
-        let Some(now) = self
+    /// A fault NVML reported for this GPU since the last call: uncorrectable ECC errors
+    /// (the first call only takes their count in) or Xid events of a device fault
+    /// ([`crate::gpu_sampler::DEVICE_FAULT_XIDS`]). `None` when nothing new came, without
+    /// a GPU sampler, or for a backend that is not a GPU.
+    pub fn new_fault(&self) -> Option<String> {
+        let now = self
             .cuda_ordinal
-            .and_then(crate::gpu_sampler::ecc_uncorrected)
-        else {
-            return 0;
+            .and_then(crate::gpu_sampler::latest_sample)?;
+        let mut seen = self.faults_seen.lock().unwrap_or_else(|p| p.into_inner());
+        let ecc = seen
+            .ecc
+            .map_or(0, |before| now.ecc_uncorrected.saturating_sub(before));
+        let xids = now.fault_xids.saturating_sub(seen.xids);
+        *seen = FaultCounts {
+            ecc: Some(now.ecc_uncorrected),
+            xids: now.fault_xids,
         };
-        let mut seen = self.ecc_seen.lock().unwrap_or_else(|p| p.into_inner());
-        let new = seen.map_or(0, |before| now.saturating_sub(before));
-        *seen = Some(now);
-        new
+        let ecc = (ecc > 0).then(|| format!("{ecc} uncorrectable ECC error(s)"));
+        let xids = (xids > 0).then(|| {
+            format!(
+                "{xids} Xid event(s) of a device fault (the latest Xid {})",
+                now.last_xid
+            )
+        });
+        let what: Vec<String> = ecc.into_iter().chain(xids).collect();
+        (!what.is_empty()).then(|| format!("NVML reported {}", what.join(" and ")))
     }
 }
 
@@ -99,7 +122,7 @@ pub(crate) fn devices(backends: Vec<Arc<dyn Backend>>) -> Vec<Device> {
         .zip(unique)
         .map(|(backend, name)| Device {
             cuda_ordinal: cuda_ordinal(&name),
-            ecc_seen: Mutex::new(None),
+            faults_seen: Mutex::new(FaultCounts::default()),
             name,
             backend,
             kernel_lock: Mutex::new(()),

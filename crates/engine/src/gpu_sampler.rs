@@ -7,14 +7,23 @@
 //! [`GpuSampler::start`] logs once that NVML is unavailable and returns `None`. Devices
 //! follow `CUDA_VISIBLE_DEVICES` (indices or UUIDs), so a sample's `device` is the CUDA
 //! ordinal the engine calls `cuda:<device>`. The latest sample of each device is also kept
-//! for Prometheus ([`GpuGauges`]).
+//! for Prometheus ([`GpuGauges`]) and for the device health checks after each proof.
+//!
+//! Each sampler thread also listens for the device's critical Xid events (NVML's event
+//! set, drained without waiting at every sample): every Xid is logged; those that mean the
+//! device itself is at fault ([`DEVICE_FAULT_XIDS`]) are counted in the sample, and the
+//! engine takes a device that reports one out of rotation.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use nvml_wrapper::bitmasks::event::EventTypes;
 use nvml_wrapper::enum_wrappers::device::{Clock, EccCounter, MemoryError, PcieUtilCounter};
+use nvml_wrapper::enums::event::XidError;
+use nvml_wrapper::error::NvmlError;
+use nvml_wrapper::event::EventSet;
 use nvml_wrapper::{Device, Nvml};
 use prometheus::GaugeVec;
 
@@ -45,6 +54,27 @@ pub struct GpuSample {
     /// Uncorrectable ECC errors since the driver loaded (NVML's volatile count; 0 on a
     /// GPU without ECC).
     pub ecc_uncorrected: u64,
+    /// Xid events of [`DEVICE_FAULT_XIDS`] since the sampler started.
+    pub fault_xids: u64,
+    /// The latest Xid event of any kind since the sampler started (0: none).
+    pub last_xid: u64,
+}
+
+/// Xid codes that mean the device itself is at fault and must be reset, drained or
+/// serviced before it is trusted again (NVIDIA's Xid catalog, resolution "reset GPU" or
+/// worse): 46 GPU stopped processing, 48 double-bit ECC error, 62 internal
+/// micro-controller halt, 63 and 64 ECC page retirement or row remapping (pending or
+/// failed), 74 NVLink error, 79 fallen off the bus, 92 high single-bit ECC error rate, 94
+/// and 95 contained and uncontained ECC errors, 119 and 120 GSP timeout and error, 140
+/// unrecovered ECC error, 154 recovery action changed (reset or reboot required). Other
+/// Xids (13, 31, 43, 45, ...) are usually raised by the application that ran and are only
+/// logged.
+pub const DEVICE_FAULT_XIDS: [u64; 14] =
+    [46, 48, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140, 154];
+
+/// Whether Xid `code` means the device is at fault ([`DEVICE_FAULT_XIDS`]).
+pub fn is_device_fault_xid(code: u64) -> bool {
+    DEVICE_FAULT_XIDS.contains(&code)
 }
 
 type Latest = Mutex<BTreeMap<u64, GpuSample>>;
@@ -202,18 +232,19 @@ fn sample_loop(nvml: &Nvml, ordinal: u64, index: u32, interval: Duration, stop: 
         }
     };
     let mut unsupported_said = false;
+    let mut xids = XidWatch::new(nvml, &device, ordinal);
     let mut next = Instant::now();
     loop {
-        let (sample, failed) = read(&device, ordinal);
+        let (mut sample, failed) = read(&device, ordinal);
         if !failed.is_empty() && !unsupported_said {
             unsupported_said = true;
             tracing::warn!(device = ordinal, metrics = ?failed, "NVML: metrics unavailable on this GPU, logged as 0");
         }
+        xids.drain();
+        sample.fault_xids = xids.faults;
+        sample.last_xid = xids.last;
         log(&sample);
-        latest()
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(ordinal, sample);
+        publish(sample);
         next += interval;
         let now = Instant::now();
         if next < now {
@@ -235,6 +266,98 @@ fn sample_loop(nvml: &Nvml, ordinal: u64, index: u32, interval: Duration, stop: 
             return;
         }
     }
+}
+
+/// A device's critical Xid events: NVML's event set, drained at each sample.
+struct XidWatch<'n> {
+    set: Option<EventSet<'n>>,
+    device: u64,
+    /// Events of [`DEVICE_FAULT_XIDS`] so far.
+    faults: u64,
+    /// The latest Xid code (0: none yet).
+    last: u64,
+}
+
+impl<'n> XidWatch<'n> {
+    /// Registers for `device`'s critical Xid events; without the event (a driver or GPU
+    /// that does not offer it) the watch stays empty, said once in the log.
+    fn new(nvml: &'n Nvml, device: &Device<'n>, ordinal: u64) -> Self {
+        let set = nvml
+            .create_event_set()
+            .map_err(|e| e.to_string())
+            .and_then(|set| {
+                device
+                    .register_events(EventTypes::CRITICAL_XID_ERROR, set)
+                    .map_err(|e| e.to_string())
+            });
+        let set = match set {
+            Ok(set) => Some(set),
+            Err(e) => {
+                tracing::info!(device = ordinal, error = %e, "NVML: no Xid events from this GPU");
+                None
+            }
+        };
+        Self {
+            set,
+            device: ordinal,
+            faults: 0,
+            last: 0,
+        }
+    }
+
+    /// Takes every pending event (none waited for).
+    fn drain(&mut self) {
+        let mut pending = Vec::new();
+        let mut broken = None;
+        if let Some(set) = &self.set {
+            loop {
+                match set.wait(0) {
+                    Ok(event) => pending.push(event.event_data),
+                    Err(NvmlError::Timeout) => break,
+                    Err(e) => {
+                        broken = Some(e);
+                        break;
+                    }
+                }
+            }
+        }
+        for data in pending {
+            if let Some(code) = self.record(data) {
+                tracing::warn!(
+                    device = self.device,
+                    xid = code,
+                    device_fault = is_device_fault_xid(code),
+                    "NVML: Xid event"
+                );
+            }
+        }
+        if let Some(e) = broken {
+            tracing::warn!(device = self.device, error = %e, "NVML: Xid events stop here");
+            self.set = None;
+        }
+    }
+
+    /// Counts one event; its Xid code when it carries one.
+    fn record(&mut self, data: Option<XidError>) -> Option<u64> {
+        let Some(XidError::Value(code)) = data else {
+            return None;
+        };
+        self.last = code;
+        if is_device_fault_xid(code) {
+            self.faults += 1;
+        }
+        Some(code)
+    }
+}
+
+/// Makes `sample` the latest of its device: what `/metrics` and the device health checks
+/// after each proof read. The sampler threads publish every reading; another source of
+/// readings (a test, an external monitor) may publish too.
+pub fn publish(sample: GpuSample) {
+    latest()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(sample.device, sample);
 }
 
 /// One reading; the names of the metrics that failed.
@@ -277,6 +400,8 @@ fn read(d: &Device<'_>, ordinal: u64) -> (GpuSample, Vec<&'static str>) {
         mem_used_mib: mem.map_or(0, |m| m.used >> 20),
         sm_clock_mhz: clock.unwrap_or(0),
         ecc_uncorrected: ecc,
+        fault_xids: 0,
+        last_xid: 0,
     };
     (sample, failed)
 }
@@ -296,6 +421,8 @@ pub fn log(s: &GpuSample) {
         mem_used_mib = s.mem_used_mib,
         sm_clock_mhz = s.sm_clock_mhz,
         ecc_uncorrected = s.ecc_uncorrected,
+        fault_xids = s.fault_xids,
+        last_xid = s.last_xid,
         "gpu_sample"
     );
 }
@@ -310,14 +437,13 @@ pub fn latest_samples() -> Vec<GpuSample> {
         .collect()
 }
 
-/// The uncorrectable ECC errors of CUDA device `ordinal` in its latest sample (`None`
-/// while no sampler reads it).
-pub fn ecc_uncorrected(ordinal: u64) -> Option<u64> {
+/// The latest sample of CUDA device `ordinal` (`None` while no sampler reads it).
+pub fn latest_sample(ordinal: u64) -> Option<GpuSample> {
     latest()
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .get(&ordinal)
-        .map(|s| s.ecc_uncorrected)
+        .copied()
 }
 
 /// The latest samples as Prometheus gauges (label `device`), in base units: ratios of
@@ -332,7 +458,7 @@ type SampleValue = fn(&GpuSample) -> f64;
 impl GpuGauges {
     /// The gauge families, registered in `registry`.
     pub fn new(registry: &prometheus::Registry) -> Result<Self, crate::EngineError> {
-        let specs: [(&str, &str, SampleValue); 8] = [
+        let specs: [(&str, &str, SampleValue); 10] = [
             (
                 "filprove_gpu_sm_utilization_ratio",
                 "Share of the last NVML period in which a kernel ran on the GPU.",
@@ -369,6 +495,16 @@ impl GpuGauges {
                 "Uncorrectable ECC errors since the driver loaded (NVML, volatile; 0 without ECC).",
                 |s| s.ecc_uncorrected as f64,
             ),
+            (
+                "filprove_gpu_fault_xids",
+                "Xid events that mean the device is at fault (46, 48, 62-64, 74, 79, 92, 94, 95, 119, 120, 140, 154) since the sampler started.",
+                |s| s.fault_xids as f64,
+            ),
+            (
+                "filprove_gpu_last_xid",
+                "The latest Xid code the device reported since the sampler started (0: none).",
+                |s| s.last_xid as f64,
+            ),
         ];
         let families = specs
             .into_iter()
@@ -396,6 +532,26 @@ impl GpuGauges {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn xid_events_count_device_faults_and_keep_the_latest_code() {
+        let mut w = XidWatch {
+            set: None,
+            device: 0,
+            faults: 0,
+            last: 0,
+        };
+        assert_eq!(w.record(None), None);
+        assert_eq!(w.record(Some(XidError::Unknown)), None);
+        assert_eq!(w.record(Some(XidError::Value(13))), Some(13));
+        assert_eq!((w.faults, w.last), (0, 13), "Xid 13 is the application's");
+        for code in [79, 48, 13, 95] {
+            w.record(Some(XidError::Value(code)));
+        }
+        assert_eq!((w.faults, w.last), (3, 95));
+        assert!(DEVICE_FAULT_XIDS.iter().all(|&c| is_device_fault_xid(c)));
+        assert!(![0, 13, 31, 43, 45].iter().any(|&c| is_device_fault_xid(c)));
+    }
 
     #[test]
     fn zero_interval_disables() {

@@ -338,19 +338,17 @@ pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize, worker: usize) {
             srs_wait_ms = srs_time.as_millis() as u64, lock_wait_ms = lock_wait.as_millis() as u64,
             prove_ms = dt.as_millis() as u64, "partition proved"
         );
-        let ecc = dev.new_ecc_errors();
-        match &result {
-            // Errors NVML counted meanwhile: the device's memory is not to be trusted.
-            _ if ecc > 0 => record_device_failure(
-                &shared,
-                device,
-                &format!("{ecc} uncorrectable ECC error(s) reported by NVML"),
-            ),
-            Ok(Ok(_)) => shared.sched.placement.record_success(device),
+        match (&result, dev.new_fault()) {
+            // A fault NVML reported meanwhile: the device is not to be trusted until an
+            // operator brings it back (the proof, if any, is verified as every proof is).
+            (_, Some(fault)) => quarantine_faulty_device(&shared, device, &fault),
+            (Ok(Ok(_)), None) => shared.sched.placement.record_success(device),
             // Parameters the host released and the device lost: no fault of the device.
-            Ok(Err(filprove_groth16::ProveError::ParametersOffHost { .. })) => {}
-            Ok(Err(e)) => record_device_failure(&shared, device, &format!("{}: {e}", e.code())),
-            Err(_) => record_device_failure(&shared, device, "the prove call panicked"),
+            (Ok(Err(filprove_groth16::ProveError::ParametersOffHost { .. })), None) => {}
+            (Ok(Err(e)), None) => {
+                record_device_failure(&shared, device, &format!("{}: {e}", e.code()))
+            }
+            (Err(_), None) => record_device_failure(&shared, device, "the prove call panicked"),
         }
         match result {
             Ok(Ok((proof, _))) => {
@@ -385,6 +383,26 @@ pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize, worker: usize) {
                 retry_or_fail(&shared, &job, e, false);
             }
         }
+    }
+}
+
+/// Takes device `device` out of rotation at once for a hardware fault `why` (the last
+/// device in rotation too: a faulty GPU must not prove, and `/readyz` then says so).
+fn quarantine_faulty_device(shared: &Shared, device: usize, why: &str) {
+    let name = shared.devices[device].name.as_str();
+    shared
+        .metrics
+        .device_failures
+        .with_label_values(&[name])
+        .inc();
+    if let Ok(true) = shared.sched.placement.quarantine(device, why) {
+        tracing::error!(device = %name, reason = why, "device taken out of rotation for a hardware fault: its work goes to the other devices (POST /devices/<ordinal>/restore brings it back)");
+        shared
+            .metrics
+            .device_quarantines
+            .with_label_values(&[name])
+            .inc();
+        shared.sched.wake_provers();
     }
 }
 

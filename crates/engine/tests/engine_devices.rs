@@ -2,15 +2,17 @@
 //! a device whose proofs keep failing is taken out of rotation and its jobs complete on the
 //! other; status and metrics say so; an operator brings it back. A device reserved for
 //! urgent work proves a PoSt while PoRep work holds the other device. A device with a
-//! circuit list proves those circuits alone.
+//! circuit list proves those circuits alone. A GPU whose NVML sampler reports a device
+//! fault (a fault Xid, new uncorrectable ECC errors) is taken out of rotation at once.
 
 mod common;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::*;
+use filprove_engine::gpu_sampler::{self, GpuSample};
 use filprove_engine::{
     DevicePolicy, Engine, EngineConfig, EngineError, JobOutcome, Priority, SrsLoader,
 };
@@ -60,6 +62,69 @@ impl Backend for Flaky {
         let r = self.inner.prove(srs, inputs);
         self.proved.fetch_add(1, Ordering::SeqCst);
         r
+    }
+}
+
+/// The CPU backend named as GPU `cuda:<ordinal>`, whose NVML readings are scripted: each
+/// prove call publishes the next reading of the script as the device's latest sample, as
+/// the GPU sampler would while the kernels run.
+struct ScriptedGpu {
+    inner: CpuBackend,
+    ordinal: u64,
+    readings: Mutex<Vec<(u64, u64, u64)>>,
+    proved: AtomicUsize,
+}
+
+impl ScriptedGpu {
+    /// `readings`: (uncorrectable ECC errors, fault Xids, latest Xid), one per prove call.
+    fn new(ordinal: u64, readings: &[(u64, u64, u64)]) -> Arc<Self> {
+        let mut readings = readings.to_vec();
+        readings.reverse();
+        Arc::new(Self {
+            inner: CpuBackend::new(Some(1)).unwrap(),
+            ordinal,
+            readings: Mutex::new(readings),
+            proved: AtomicUsize::new(0),
+        })
+    }
+}
+
+impl Backend for ScriptedGpu {
+    fn name(&self) -> String {
+        format!("cuda:{} scripted GPU", self.ordinal)
+    }
+    fn prove(&self, srs: &Srs, inputs: &[ProofInput<'_>]) -> Result<Vec<Proof>, ProveError> {
+        let r = self.inner.prove(srs, inputs);
+        if let Some((ecc, xids, last)) = self.readings.lock().unwrap().pop() {
+            gpu_sampler::publish(GpuSample {
+                device: self.ordinal,
+                ecc_uncorrected: ecc,
+                fault_xids: xids,
+                last_xid: last,
+                ..GpuSample::default()
+            });
+        }
+        self.proved.fetch_add(1, Ordering::SeqCst);
+        r
+    }
+}
+
+/// Submits one-partition jobs one at a time until `gpu` has proved `n` of them; every
+/// job completes.
+fn until_proved(e: &Engine, gpu: &ScriptedGpu, n: usize, tag: &str) {
+    let probe = Arc::new(Probe::default());
+    let mut i = 0;
+    while gpu.proved.load(Ordering::SeqCst) < n {
+        assert!(i < 60, "{tag}: the GPU never proved {n}");
+        let id = format!("{tag}{i}");
+        e.submit(
+            key(&id),
+            Priority::Normal,
+            Arc::new(ChainJob::new(&id, 1, &probe)),
+        )
+        .unwrap();
+        assert!(completed(e, &id), "{id} completes");
+        i += 1;
     }
 }
 
@@ -361,4 +426,79 @@ fn backends_with_one_name_get_their_position_in_it() {
     .err()
     .unwrap();
     assert_eq!(err.code(), "internal");
+}
+
+#[test]
+fn a_gpu_reporting_a_fault_xid_leaves_rotation_after_that_proof() {
+    // Xid 13 (raised by an application) during the first proof, Xid 79 (fallen off the
+    // bus) during the second.
+    let gpu = ScriptedGpu::new(7, &[(0, 0, 13), (0, 1, 79)]);
+    let other = Flaky::new("dev1", false);
+    let e = Engine::start(
+        one_worker(3, vec![]),
+        vec![gpu.clone() as Arc<dyn Backend>, other.clone()],
+        loads(),
+    )
+    .unwrap();
+    until_proved(&e, &gpu, 1, "x");
+    assert!(
+        e.status().devices[0].health.quarantined.is_none(),
+        "Xid 13 is not the device's"
+    );
+    until_proved(&e, &gpu, 2, "y");
+    let health = e.status().devices[0].health.clone();
+    assert!(
+        health
+            .quarantined
+            .as_deref()
+            .is_some_and(|w| w.contains("1 Xid event(s) of a device fault") && w.contains("79")),
+        "{health:?}"
+    );
+    assert_eq!(e.usable_devices(), 1);
+    let m = e.metrics_text();
+    assert!(
+        m.contains("filprove_device_quarantines_total{device=\"cuda:7 scripted GPU\"} 1"),
+        "{m}"
+    );
+    // Its work goes to the other device; an operator brings it back.
+    let before = gpu.proved.load(Ordering::SeqCst);
+    let probe = Arc::new(Probe::default());
+    for k in 0..3 {
+        let id = format!("z{k}");
+        e.submit(
+            key(&id),
+            Priority::Normal,
+            Arc::new(ChainJob::new(&id, 2, &probe)),
+        )
+        .unwrap();
+        assert!(completed(&e, &id));
+    }
+    assert_eq!(gpu.proved.load(Ordering::SeqCst), before);
+    assert_eq!(e.restore_device(0), Ok(true));
+    assert_eq!(e.usable_devices(), 2);
+}
+
+#[test]
+fn new_uncorrectable_ecc_errors_take_the_last_gpu_out_of_rotation() {
+    // Five errors from before the engine started (NVML counts since the driver loaded),
+    // then one more during the second proof. The GPU is the only device.
+    let gpu = ScriptedGpu::new(8, &[(5, 0, 0), (5, 0, 0), (6, 0, 0)]);
+    let e = Engine::start(
+        one_worker(3, vec![]),
+        vec![gpu.clone() as Arc<dyn Backend>],
+        loads(),
+    )
+    .unwrap();
+    until_proved(&e, &gpu, 2, "e");
+    assert_eq!(e.usable_devices(), 1, "the errors from before do not count");
+    until_proved(&e, &gpu, 3, "f");
+    let health = e.status().devices[0].health.clone();
+    assert!(
+        health
+            .quarantined
+            .as_deref()
+            .is_some_and(|w| w.contains("1 uncorrectable ECC error(s)")),
+        "{health:?}"
+    );
+    assert_eq!(e.usable_devices(), 0);
 }
