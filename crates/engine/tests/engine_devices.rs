@@ -145,6 +145,21 @@ fn chain(name: &str, partitions: usize, probe: &Arc<Probe>, rounds: usize) -> Ch
     }
 }
 
+/// Submits `count` chain jobs of `partitions` partitions (ids `{tag}{k}`), one at a time,
+/// each completing before the next.
+fn one_by_one(e: &Engine, probe: &Arc<Probe>, tag: &str, count: usize, partitions: usize) {
+    for k in 0..count {
+        let id = format!("{tag}{k}");
+        e.submit(
+            key(&id),
+            Priority::Normal,
+            Arc::new(ChainJob::new(&id, partitions, probe)),
+        )
+        .unwrap();
+        assert!(completed(e, &id), "{id} completes");
+    }
+}
+
 fn completed(e: &Engine, id: &str) -> bool {
     matches!(
         e.wait(id, WAIT).unwrap().unwrap().outcome,
@@ -265,16 +280,7 @@ fn an_operator_quarantine_moves_work_and_the_last_device_may_go_too() {
     assert_eq!(e.quarantine_device(1, "operator: maintenance"), Ok(true));
     assert_eq!(e.quarantine_device(1, "again"), Ok(false));
     let probe = Arc::new(Probe::default());
-    for k in 0..3 {
-        let id = format!("m{k}");
-        e.submit(
-            key(&id),
-            Priority::Normal,
-            Arc::new(ChainJob::new(&id, 2, &probe)),
-        )
-        .unwrap();
-        assert!(completed(&e, &id));
-    }
+    one_by_one(&e, &probe, "m", 3, 2);
     assert_eq!(d1.proved.load(Ordering::SeqCst), 0);
     assert_eq!(d0.proved.load(Ordering::SeqCst), 6);
     assert_eq!(
@@ -462,17 +468,7 @@ fn a_gpu_reporting_a_fault_xid_leaves_rotation_after_that_proof() {
     );
     // Its work goes to the other device; an operator brings it back.
     let before = gpu.proved.load(Ordering::SeqCst);
-    let probe = Arc::new(Probe::default());
-    for k in 0..3 {
-        let id = format!("z{k}");
-        e.submit(
-            key(&id),
-            Priority::Normal,
-            Arc::new(ChainJob::new(&id, 2, &probe)),
-        )
-        .unwrap();
-        assert!(completed(&e, &id));
-    }
+    one_by_one(&e, &Arc::new(Probe::default()), "z", 3, 2);
     assert_eq!(gpu.proved.load(Ordering::SeqCst), before);
     assert_eq!(e.restore_device(0), Ok(true));
     assert_eq!(e.usable_devices(), 2);
