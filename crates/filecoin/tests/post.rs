@@ -203,7 +203,7 @@ fn constraint_profiles_add_up_to_the_circuits() {
         assert_eq!(profile.constraints(), shape.constraints as u64, "{name}");
         assert_eq!(profile.aux(), shape.aux as u64, "{name}");
         assert_eq!(profile.inputs, shape.inputs as u64, "{name}");
-        assert_eq!(profile.sectors as u64, sectors, "{name}");
+        assert_eq!(profile.parts as u64, sectors, "{name}");
         let family = |f| profile.families.get(&f).copied().unwrap_or_default();
         let hashes = sectors * (challenges * levels * poseidon_constraints(8));
         let comm_r = sectors * poseidon_constraints(2);

@@ -1,6 +1,6 @@
 //! SnapDeals at 2 KiB, end to end: fixture update proofs, generated parameters, the CPU
 //! backend, filecoin-proofs' `verify_empty_sector_update_proof`; parted synthesis against
-//! ordered synthesis at 2 KiB and on a virtual 8 MiB sector.
+//! ordered synthesis at 2 KiB and on a virtual 8 MiB sector; the constraint profile.
 
 mod common;
 
@@ -77,5 +77,35 @@ fn check_parted(name: &str, req: &ProofRequest, partitions: &[usize]) {
             );
             assert_eq!(got.public_inputs, want.public_inputs);
         }
+    }
+}
+
+/// The SnapDeals profile (head and one challenge counted, the challenge times the count)
+/// adds up to the whole blank circuit, and nearly all of it is tree D's SHA-256: what the
+/// twin computes natively.
+#[test]
+fn snap_constraint_profiles_add_up_and_are_sha256() {
+    use filprove_filecoin::{CircuitSpec, GadgetFamily};
+    for (name, challenges) in [("snap-2k", 10u64), ("snap-8m", 10)] {
+        let spec = CircuitSpec::from_short_name(name).unwrap();
+        let profile = spec.constraint_profile().unwrap();
+        let shape = spec.blank_shape().unwrap();
+        assert_eq!(profile.constraints(), shape.constraints as u64, "{name}");
+        assert_eq!(profile.aux(), shape.aux as u64, "{name}");
+        assert_eq!(profile.inputs, shape.inputs as u64, "{name}");
+        assert_eq!(profile.parts as u64, challenges, "{name}");
+        let family = |f| profile.families.get(&f).copied().unwrap_or_default();
+        let sha = family(GadgetFamily::Sha256).constraints;
+        assert!(
+            sha as f64 > 0.98 * profile.constraints() as f64,
+            "{name}: SHA-256 {sha} of {}",
+            profile.constraints()
+        );
+        // Three root checks per challenge (trees R old and new, tree D to the apex leaf).
+        assert!(
+            family(GadgetFamily::Equality).constraints >= 3 * challenges,
+            "{name}"
+        );
+        assert!(family(GadgetFamily::Poseidon).constraints > 0, "{name}");
     }
 }

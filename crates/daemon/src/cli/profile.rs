@@ -1,4 +1,5 @@
-//! `filprove params profile`: where a PoSt circuit's constraints go, by gadget family.
+//! `filprove params profile`: where a PoSt or SnapDeals circuit's constraints go, by
+//! gadget family.
 
 use std::time::Instant;
 
@@ -12,10 +13,11 @@ use super::params::spec_by_name;
 /// Arguments of `params profile`.
 #[derive(Args, Debug)]
 pub struct ProfileArgs {
-    /// The circuit, by short name (wpost-32g, winning-32g, wpost-2k, ...).
+    /// The circuit, by short name (wpost-32g, winning-32g, snap-32g, wpost-2k, ...).
     #[arg(long)]
     pub circuit: String,
-    /// Also count the whole blank circuit (every sector, one thread; minutes at 32 GiB)
+    /// Also count the whole blank circuit (every sector or challenge, one thread; minutes
+    /// at 32 GiB)
     /// and fail unless its totals equal the profile's.
     #[arg(long)]
     pub check_whole: bool,
@@ -27,13 +29,17 @@ pub fn run(args: ProfileArgs) -> Result<()> {
     let t = Instant::now();
     let profile = spec.constraint_profile()?;
     let total = profile.constraints();
+    let part = match spec.kind {
+        filprove_filecoin::ProofKind::SnapDeals => "challenge",
+        _ => "sector",
+    };
     println!(
-        "{}: {} sectors, {total} constraints, {} aux, {} inputs (one sector counted, x {}; {:.2} s)",
+        "{}: {} {part}s, {total} constraints, {} aux, {} inputs (one {part} counted, x {}; {:.2} s)",
         spec.short_name,
-        profile.sectors,
+        profile.parts,
         profile.aux(),
         profile.inputs,
-        profile.sectors,
+        profile.parts,
         t.elapsed().as_secs_f64()
     );
     println!("| gadget family | constraints | share | aux variables |\n|---|---|---|---|");

@@ -235,13 +235,14 @@ pub(crate) fn synth_err(partition: usize, e: impl std::fmt::Display) -> Filecoin
 }
 
 impl crate::kinds::CircuitSpec {
-    /// Where this circuit's constraints go, by gadget family (PoSt circuits;
+    /// Where this circuit's constraints go, by gadget family (PoSt and SnapDeals circuits;
     /// [`profile`]).
     pub fn constraint_profile(&self) -> Result<profile::ConstraintProfile, FilecoinError> {
         match self.registered {
             crate::kinds::RegisteredProof::PoSt(p) => profile::post_profile(p),
+            crate::kinds::RegisteredProof::Update(p) => profile::update_profile(p),
             _ => Err(FilecoinError::Unsupported(format!(
-                "a constraint profile of {} (PoSt circuits only)",
+                "a constraint profile of {} (PoSt and SnapDeals circuits only)",
                 self.short_name
             ))),
         }

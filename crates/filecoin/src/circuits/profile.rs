@@ -1,6 +1,8 @@
-//! Where a PoSt circuit's constraints go, by gadget family: counted on the blank circuit of
-//! one sector (every sector of a FallbackPoSt circuit has the same shape) and multiplied by
-//! the circuit's sector count, plus one constraint per public input (bellperson's).
+//! Where a circuit's constraints go, by gadget family. A PoSt circuit is counted on the
+//! blank circuit of one sector (every sector of a FallbackPoSt circuit has the same shape)
+//! multiplied by its sector count; a SnapDeals partition on its head and first challenge
+//! ([`super::update_parts`]), the challenge multiplied by the challenge count; plus one
+//! constraint per public input (bellperson's).
 //!
 //! A constraint or variable belongs to the family of the namespaces it is made in
 //! ([`GadgetFamily::of`]): storage-proofs' and neptune's gadgets name theirs, and those names
@@ -10,21 +12,28 @@ use std::collections::BTreeMap;
 
 use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use filecoin_proofs::MerkleTreeTrait;
-use filecoin_proofs_api::RegisteredPoStProof;
+use filecoin_proofs_api::{RegisteredPoStProof, RegisteredUpdateProof};
+use filprove_groth16::parts::SharedHeadCircuit;
+use filprove_groth16::sink::WitnessSink;
 use filprove_groth16::Fr;
 use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCompound};
 
+use super::update_parts::{Sha256Witness, UpdateParts};
 use super::with_tree;
 use crate::error::FilecoinError;
 
 /// A family of gadgets in a circuit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum GadgetFamily {
-    /// Poseidon hashing: each tree level's hash, and comm_r = H(comm_c, comm_r_last).
+    /// SHA-256 hashing (SnapDeals' tree D: the apex tree and the paths to it).
+    Sha256,
+    /// Poseidon hashing: each tree level's hash, and comm_r = H(comm_c, comm_r_last)
+    /// (SnapDeals: also phi, rho and the challenge digests).
     Poseidon,
-    /// A Merkle path's index bits (one boolean constraint each).
+    /// A Merkle path's index bits (one boolean constraint each; SnapDeals: the challenge
+    /// digests' bits, the partition and h-select bits, the challenges' high bits).
     PathBits,
     /// The insertion of the current node among its siblings at each level (selects).
     Insertion,
@@ -40,7 +49,8 @@ pub enum GadgetFamily {
 
 impl GadgetFamily {
     /// Every family, in table order.
-    pub const ALL: [GadgetFamily; 7] = [
+    pub const ALL: [GadgetFamily; 8] = [
+        GadgetFamily::Sha256,
         GadgetFamily::Poseidon,
         GadgetFamily::PathBits,
         GadgetFamily::Insertion,
@@ -54,15 +64,45 @@ impl GadgetFamily {
     /// constraint's or variable's own name last).
     pub fn of(path: &[String]) -> GadgetFamily {
         let any = |f: &dyn Fn(&str) -> bool| path.iter().any(|n| f(n));
-        if any(&|n| n == "computation of commitment hash" || n.starts_with("H_comm_c")) {
+        let tree_d = any(&|n| n.starts_with("por to_apex_leaf") || n == "partition-tree por");
+        let path_hash = any(&|n| n.starts_with("merkle proof hash"));
+        if any(&|n| n.starts_with("apex_tree generation hash")) || (tree_d && path_hash) {
+            GadgetFamily::Sha256
+        } else if any(&|n| {
+            n == "computation of commitment hash"
+                || n.starts_with("H_comm_c")
+                || n == "phi"
+                || n.starts_with("rho (")
+                || n.starts_with("comm_r_old_calc")
+                || n.starts_with("comm_r_new_calc")
+                || (n.starts_with("digest_")
+                    && !n.ends_with("_bits")
+                    && !n.starts_with("digest_index"))
+        }) || path_hash
+        {
             GadgetFamily::Poseidon
-        } else if any(&|n| n.starts_with("index bit")) {
+        } else if any(&|n| {
+            n.starts_with("index bit")
+                || n.ends_with("_bits")
+                || n.starts_with("k_and_h_select bit")
+                || n.starts_with("k_and_h_select_bit")
+                || n == "k_and_h_select binary decomp"
+                || n == "pack partition bits"
+                || n.starts_with("get_challenge_high_bits")
+        }) {
             GadgetFamily::PathBits
         } else if any(&|n| n == "path") {
             GadgetFamily::Packing
-        } else if any(&|n| n.starts_with("merkle tree hash")) {
+        } else if any(&|n| {
+            n.starts_with("merkle tree hash")
+                || n.starts_with("merkle proof insert")
+                || n.starts_with("select_apex_leaf")
+        }) {
             GadgetFamily::Insertion
-        } else if path.last().is_some_and(|n| n.starts_with("enforce")) {
+        } else if path
+            .last()
+            .is_some_and(|n| n.starts_with("enforce") || n == "calculated root == provided root")
+        {
             GadgetFamily::Equality
         } else {
             GadgetFamily::Other
@@ -72,8 +112,9 @@ impl GadgetFamily {
     /// The family's name in a table.
     pub fn describe(self) -> &'static str {
         match self {
+            GadgetFamily::Sha256 => "SHA-256 hashing",
             GadgetFamily::Poseidon => "Poseidon hashing",
-            GadgetFamily::PathBits => "path index bits",
+            GadgetFamily::PathBits => "path index and challenge bits",
             GadgetFamily::Insertion => "insertion among siblings (selects)",
             GadgetFamily::Packing => "path bits packed into inputs",
             GadgetFamily::Equality => "equality checks",
@@ -95,8 +136,8 @@ pub struct FamilyCount {
 /// A circuit's constraints and variables by gadget family.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ConstraintProfile {
-    /// Sectors in the circuit (each counted like the first).
-    pub sectors: usize,
+    /// Parts of the circuit counted like the first: PoSt sectors, SnapDeals challenges.
+    pub parts: usize,
     /// Per family, the whole circuit's.
     pub families: BTreeMap<GadgetFamily, FamilyCount>,
     /// Public inputs, ONE included.
@@ -159,7 +200,52 @@ pub(crate) fn post_profile(
             },
         );
         Ok(ConstraintProfile {
-            sectors: whole.sector_count,
+            parts: whole.sector_count,
+            families,
+            inputs,
+        })
+    }
+    with_tree!(u64::from(registered.sector_size()), inner, registered)
+}
+
+/// The constraint profile of one SnapDeals partition: its head and first challenge
+/// counted on the blank circuit, the challenge multiplied by the challenge count.
+pub(crate) fn update_profile(
+    registered: RegisteredUpdateProof,
+) -> Result<ConstraintProfile, FilecoinError> {
+    fn inner<Tree: 'static + MerkleTreeTrait<Hasher = filecoin_proofs::TreeRHasher>>(
+        registered: RegisteredUpdateProof,
+    ) -> Result<ConstraintProfile, FilecoinError> {
+        let failed = |e: SynthesisError| FilecoinError::SynthesisFailed {
+            partition: 0,
+            message: e.to_string(),
+        };
+        let parts = UpdateParts::new(
+            super::update::blank::<Tree>(registered),
+            Sha256Witness::Gadgets,
+        );
+        let mut counter = Profiler::default();
+        let head = parts.head(&mut counter).map_err(failed)?;
+        let (head_counts, head_inputs) = (counter.counts.clone(), counter.inputs);
+        parts.part(&mut counter, &head, 0).map_err(failed)?;
+        let n = parts.parts() as u64;
+        let mut families = head_counts.clone();
+        for (f, c) in &counter.counts {
+            let before = head_counts.get(f).copied().unwrap_or_default();
+            let e = families.entry(*f).or_default();
+            e.constraints += (c.constraints - before.constraints) * n;
+            e.aux += (c.aux - before.aux) * n;
+        }
+        let inputs = 1 + head_inputs + (counter.inputs - head_inputs) * n;
+        families.insert(
+            GadgetFamily::InputConstraints,
+            FamilyCount {
+                constraints: inputs,
+                aux: 0,
+            },
+        );
+        Ok(ConstraintProfile {
+            parts: n as usize,
             families,
             inputs,
         })
@@ -236,4 +322,26 @@ impl ConstraintSystem<Fr> for Profiler {
     fn get_root(&mut self) -> &mut Self::Root {
         self
     }
+}
+
+/// The sink the shared-head circuits require; the gadgets' path writes nothing through it,
+/// and what native code would write is counted in the namespace it is written in.
+impl WitnessSink for Profiler {
+    fn next_aux(&self) -> usize {
+        self.aux
+    }
+
+    fn push_aux(&mut self, _: Fr) -> usize {
+        self.count(String::new()).aux += 1;
+        self.aux += 1;
+        self.aux - 1
+    }
+
+    fn push_constraint(&mut self, _: Fr, _: Fr) {
+        self.count(String::new()).constraints += 1;
+    }
+
+    fn mark_a(&mut self, _: Index) {}
+
+    fn mark_b(&mut self, _: Index) {}
 }
