@@ -179,6 +179,8 @@ fn scenario() {
                 mem_used_mib: 2048,
                 sm_clock_mhz: 1980,
                 ecc_uncorrected: 0,
+                fault_xids: 0,
+                last_xid: 0,
             });
         }
     }
