@@ -341,14 +341,19 @@ pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize, worker: usize) {
         match (&result, dev.new_fault()) {
             // A fault NVML reported meanwhile: the device is not to be trusted until an
             // operator brings it back (the proof, if any, is verified as every proof is).
-            (_, Some(fault)) => quarantine_faulty_device(&shared, device, &fault),
+            (_, Some(fault)) => record_device_failure(&shared, device, Failure::Fault, &fault),
             (Ok(Ok(_)), None) => shared.sched.placement.record_success(device),
             // Parameters the host released and the device lost: no fault of the device.
             (Ok(Err(filprove_groth16::ProveError::ParametersOffHost { .. })), None) => {}
-            (Ok(Err(e)), None) => {
-                record_device_failure(&shared, device, &format!("{}: {e}", e.code()))
+            (Ok(Err(e)), None) => record_device_failure(
+                &shared,
+                device,
+                Failure::Proof,
+                &format!("{}: {e}", e.code()),
+            ),
+            (Err(_), None) => {
+                record_device_failure(&shared, device, Failure::Proof, "the prove call panicked")
             }
-            (Err(_), None) => record_device_failure(&shared, device, "the prove call panicked"),
         }
         match result {
             Ok(Ok((proof, _))) => {
@@ -386,17 +391,24 @@ pub(crate) fn prover_worker(shared: Arc<Shared>, device: usize, worker: usize) {
     }
 }
 
-/// Takes device `device` out of rotation at once for a hardware fault `why` (the last
-/// device in rotation too: a faulty GPU must not prove, and `/readyz` then says so).
-fn quarantine_faulty_device(shared: &Shared, device: usize, why: &str) {
+/// Counts a failure against device `device` and takes it out of rotation when it says
+/// so: a hardware fault (`Failure::Fault`) at once, the last device in rotation too (a
+/// faulty GPU must not prove, and `/readyz` then says so); a failed proof when it makes
+/// too many in a row (EngineConfig::quarantine_after_failures).
+fn record_device_failure(shared: &Shared, device: usize, failure: Failure, why: &str) {
     let name = shared.devices[device].name.as_str();
     shared
         .metrics
         .device_failures
         .with_label_values(&[name])
         .inc();
-    if let Ok(true) = shared.sched.placement.quarantine(device, why) {
-        tracing::error!(device = %name, reason = why, "device taken out of rotation for a hardware fault: its work goes to the other devices (POST /devices/<ordinal>/restore brings it back)");
+    let placement = &shared.sched.placement;
+    let taken_out = match failure {
+        Failure::Fault => matches!(placement.quarantine(device, why), Ok(true)),
+        Failure::Proof => placement.record_failure(device, why),
+    };
+    if taken_out {
+        tracing::error!(device = %name, reason = why, "device taken out of rotation: its work goes to the other devices (POST /devices/<ordinal>/restore brings it back)");
         shared
             .metrics
             .device_quarantines
@@ -406,24 +418,13 @@ fn quarantine_faulty_device(shared: &Shared, device: usize, why: &str) {
     }
 }
 
-/// Counts a failed proof against device `device`; takes it out of rotation when that
-/// makes too many in a row (EngineConfig::quarantine_after_failures).
-fn record_device_failure(shared: &Shared, device: usize, why: &str) {
-    let name = shared.devices[device].name.as_str();
-    shared
-        .metrics
-        .device_failures
-        .with_label_values(&[name])
-        .inc();
-    if shared.sched.placement.record_failure(device, why) {
-        tracing::error!(device = %name, reason = why, "device taken out of rotation: its work goes to the other devices (POST /devices/<ordinal>/restore brings it back)");
-        shared
-            .metrics
-            .device_quarantines
-            .with_label_values(&[name])
-            .inc();
-        shared.sched.wake_provers();
-    }
+/// What went wrong on a device.
+#[derive(Clone, Copy)]
+enum Failure {
+    /// A hardware fault NVML reported.
+    Fault,
+    /// A failed prove call.
+    Proof,
 }
 
 /// Releases the host copy of `circuit_id`'s proving sections once every device holds

@@ -335,6 +335,51 @@ fn twin_head<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
     }
 }
 
+/// Whether `twin_key`'s twin misfitted before in this process.
+pub(super) fn twin_refused(twin_key: &str) -> bool {
+    twin_misfits()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .contains(twin_key)
+}
+
+/// What a twin's parted synthesis of `partition` gave (its panic caught): the assignment,
+/// a cancellation to return as it is, or a fallback to the gadgets (a misfit remembered
+/// for `twin_key`, with the assignment being filled).
+pub(super) fn twin_outcome(
+    twin: std::thread::Result<Result<ProvingAssignment, PartsError>>,
+    partition: usize,
+    twin_key: String,
+) -> Result<ProvingAssignment, TwinFailure> {
+    match twin {
+        Ok(Ok(assignment)) => Ok(assignment),
+        Ok(Err(PartsError::Circuit(e))) if cancel::is_cancellation(&e) => {
+            Err(TwinFailure::Error(FilecoinError::SynthesisFailed {
+                partition,
+                message: e.to_string(),
+            }))
+        }
+        Ok(Err(PartsError::Misfit { why, shell })) => {
+            twin_misfits()
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(twin_key);
+            Err(TwinFailure::Fallback(
+                format!("the circuit twin does not fit: {why}"),
+                Some(shell),
+            ))
+        }
+        Ok(Err(PartsError::Circuit(e))) => Err(TwinFailure::Fallback(
+            format!("the circuit twin failed: {e}"),
+            None,
+        )),
+        Err(panic) => Err(TwinFailure::Fallback(
+            format!("the circuit twin {}", super::panic_message(&panic)),
+            None,
+        )),
+    }
+}
+
 /// Why the twin did not give a partition.
 pub(super) enum TwinFailure {
     /// An error to return as it is (a cancellation).
@@ -360,11 +405,7 @@ where
 {
     // The shape is the upstream circuit's (one key for both paths); a misfit is the twin's.
     let twin_key = format!("{key} {}", std::any::type_name::<Hs>());
-    let refused = twin_misfits()
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .contains(&twin_key);
-    if refused {
+    if twin_refused(&twin_key) {
         let why = "the circuit twin did not fit this seal proof".to_string();
         return Err(TwinFailure::Fallback(why, None));
     }
@@ -384,33 +425,7 @@ where
             },
         )
     }));
-    match twin {
-        Ok(Ok(assignment)) => Ok(assignment),
-        Ok(Err(PartsError::Circuit(e))) if cancel::is_cancellation(&e) => {
-            Err(TwinFailure::Error(FilecoinError::SynthesisFailed {
-                partition: k,
-                message: e.to_string(),
-            }))
-        }
-        Ok(Err(PartsError::Misfit { why, shell })) => {
-            twin_misfits()
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(twin_key);
-            Err(TwinFailure::Fallback(
-                format!("the circuit twin does not fit: {why}"),
-                Some(shell),
-            ))
-        }
-        Ok(Err(PartsError::Circuit(e))) => Err(TwinFailure::Fallback(
-            format!("the circuit twin failed: {e}"),
-            None,
-        )),
-        Err(panic) => Err(TwinFailure::Fallback(
-            format!("the circuit twin {}", super::panic_message(&panic)),
-            None,
-        )),
-    }
+    twin_outcome(twin, k, twin_key)
 }
 
 /// The blank circuit of a seal proof (for parameter generation and shapes).

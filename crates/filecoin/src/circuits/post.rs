@@ -15,9 +15,9 @@ use filecoin_proofs::{
 };
 use filecoin_proofs_api::{ApiVersion, PoStType, PublicReplicaInfo, RegisteredPoStProof, SectorId};
 use filprove_groth16::keygen::R1csAssembly;
-use filprove_groth16::parts::{self, PartsError};
+use filprove_groth16::parts;
 use filprove_groth16::sink::GadgetCircuit;
-use filprove_groth16::{cancel, recycle, Bls12, Fr, ProvingAssignment};
+use filprove_groth16::{recycle, Bls12, Fr, ProvingAssignment};
 use storage_proofs_core::{
     compound_proof::CompoundProof, merkle::MerkleProofTrait, proof::ProofScheme,
 };
@@ -25,7 +25,7 @@ use storage_proofs_post::fallback::{
     self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector,
 };
 
-use super::porep::{count_fallback, twin_misfits, TwinFailure};
+use super::porep::{count_fallback, twin_outcome, twin_refused, TwinFailure};
 use super::post_twin::{
     SectorWitness, SectorsTwin, UpstreamInOrder, UpstreamSector, SECTOR_MARKER,
 };
@@ -319,11 +319,7 @@ fn twin<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
     proof: &fallback::Proof<<Tree as MerkleTreeTrait>::Proof>,
 ) -> Result<ProvingAssignment, TwinFailure> {
     let twin_key = format!("{key} twin");
-    let refused = twin_misfits()
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .contains(&twin_key);
-    if refused {
+    if twin_refused(&twin_key) {
         let why = "the circuit twin did not fit this PoSt".to_string();
         return Err(TwinFailure::Fallback(why, None));
     }
@@ -348,33 +344,7 @@ fn twin<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
             },
         )
     }));
-    match twin {
-        Ok(Ok(assignment)) => Ok(assignment),
-        Ok(Err(PartsError::Circuit(e))) if cancel::is_cancellation(&e) => {
-            Err(TwinFailure::Error(FilecoinError::SynthesisFailed {
-                partition: 0,
-                message: e.to_string(),
-            }))
-        }
-        Ok(Err(PartsError::Misfit { why, shell })) => {
-            twin_misfits()
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(twin_key);
-            Err(TwinFailure::Fallback(
-                format!("the circuit twin does not fit: {why}"),
-                Some(shell),
-            ))
-        }
-        Ok(Err(PartsError::Circuit(e))) => Err(TwinFailure::Fallback(
-            format!("the circuit twin failed: {e}"),
-            None,
-        )),
-        Err(panic) => Err(TwinFailure::Fallback(
-            format!("the circuit twin {}", super::panic_message(&panic)),
-            None,
-        )),
-    }
+    twin_outcome(twin, 0, twin_key)
 }
 
 fn verifier_public_inputs<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
@@ -512,6 +482,7 @@ pub(crate) fn r1cs(registered: RegisteredPoStProof) -> Result<R1csAssembly, File
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::circuits::porep::twin_misfits;
     use crate::circuits::twin_fallbacks;
     use crate::kinds::ProofKind;
 

@@ -84,7 +84,6 @@ impl GadgetFamily {
         } else if any(&|n| {
             n.starts_with("index bit")
                 || n.ends_with("_bits")
-                || n.starts_with("k_and_h_select bit")
                 || n.starts_with("k_and_h_select_bit")
                 || n == "k_and_h_select binary decomp"
                 || n == "pack partition bits"
@@ -229,12 +228,13 @@ pub(crate) fn update_profile(
         let (head_counts, head_inputs) = (counter.counts.clone(), counter.inputs);
         parts.part(&mut counter, &head, 0).map_err(failed)?;
         let n = parts.parts() as u64;
-        let mut families = head_counts.clone();
+        let mut families = head_counts;
         for (f, c) in &counter.counts {
-            let before = head_counts.get(f).copied().unwrap_or_default();
             let e = families.entry(*f).or_default();
-            e.constraints += (c.constraints - before.constraints) * n;
-            e.aux += (c.aux - before.aux) * n;
+            // `e` holds the head's count, `c` the head's and the first challenge's.
+            let part = (c.constraints - e.constraints, c.aux - e.aux);
+            e.constraints += part.0 * n;
+            e.aux += part.1 * n;
         }
         let inputs = 1 + head_inputs + (counter.inputs - head_inputs) * n;
         families.insert(
