@@ -15,6 +15,10 @@ use cudarc::nvrtc::Ptx;
 use filprove_groth16::ProveError;
 
 use crate::kernels::{self, KernelModule};
+use crate::work::{sum_steps, StepSum, Work};
+
+/// A probe: its step's label, the event that closes the step and the step's work.
+type Probe = (&'static str, CudaEvent, Work);
 
 /// An open GPU: context, a compute stream, a copy stream, the kernels of the manifest
 /// ([`kernels::PRODUCTION`]).
@@ -25,7 +29,7 @@ pub struct Gpu {
     funcs: HashMap<String, CudaFunction>,
     name: String,
     /// Labelled timing events of the compute stream, when probing is on (benchmarks).
-    probes: std::sync::Mutex<Option<Vec<(&'static str, CudaEvent)>>>,
+    probes: std::sync::Mutex<Option<Vec<Probe>>>,
     /// Streaming multiprocessors (for one-wave launch sizes).
     sms: usize,
     /// Pinned landing place for [`Gpu::read_counts`] (allocated on first use).
@@ -318,22 +322,24 @@ impl Gpu {
         self.probes.lock().map(|p| p.is_some()).unwrap_or(false)
     }
 
-    /// Marks the end of a kernel step named `label` on the compute stream when probing is
-    /// on (a no-op otherwise): [`Gpu::take_probes`] attributes the time since the previous
-    /// probe to it. Used by `gpu_bench --breakdown`.
-    pub fn probe(&self, label: &'static str) -> Result<(), ProveError> {
+    /// Marks the end of a kernel step named `label`, which did `work` (its launches since
+    /// the previous probe, by the kernel's model: crate::work), on the compute stream when
+    /// probing is on (a no-op otherwise): [`Gpu::take_probes`] attributes the time since
+    /// the previous probe to it. Used by `gpu_bench --breakdown` and the region's step
+    /// timings.
+    pub fn probe(&self, label: &'static str, work: Work) -> Result<(), ProveError> {
         let Ok(mut p) = self.probes.lock() else {
             return Ok(());
         };
         if let Some(v) = p.as_mut() {
-            v.push((label, self.mark()?));
+            v.push((label, self.mark()?, work));
         }
         Ok(())
     }
 
-    /// Waits for the stream and returns (label, ms since the previous probe) for every
-    /// probe after the first; probing stays on with an empty list.
-    pub fn take_probes(&self) -> Result<Vec<(&'static str, f64)>, ProveError> {
+    /// Waits for the stream and returns (label, ms since the previous probe, work) for
+    /// every probe after the first; probing stays on with an empty list.
+    pub fn take_probes(&self) -> Result<Vec<(&'static str, f64, Work)>, ProveError> {
         let events = match self.probes.lock() {
             Ok(mut p) => p.as_mut().map(std::mem::take).unwrap_or_default(),
             Err(_) => Vec::new(),
@@ -345,25 +351,14 @@ impl Gpu {
                 .1
                 .elapsed_ms(&w[1].1)
                 .map_err(|e| self.err("cuEventElapsedTime", e))?;
-            out.push((w[1].0, ms as f64));
+            out.push((w[1].0, ms as f64, w[1].2));
         }
         Ok(out)
     }
 
-    /// [`Gpu::take_probes`] summed per step name, in order of first appearance:
-    /// (name, total ms, times seen).
-    pub fn take_probe_sums(&self) -> Result<Vec<(&'static str, f64, u32)>, ProveError> {
-        let mut sums: Vec<(&'static str, f64, u32)> = Vec::new();
-        for (label, ms) in self.take_probes()? {
-            match sums.iter_mut().find(|(l, _, _)| *l == label) {
-                Some(e) => {
-                    e.1 += ms;
-                    e.2 += 1;
-                }
-                None => sums.push((label, ms, 1)),
-            }
-        }
-        Ok(sums)
+    /// [`Gpu::take_probes`] summed per step name, in order of first appearance.
+    pub fn take_probe_sums(&self) -> Result<Vec<StepSum>, ProveError> {
+        Ok(sum_steps(self.take_probes()?))
     }
 
     /// Reads two u32 the compute stream's queued work writes to `dev`: a copy into pinned

@@ -30,6 +30,7 @@ mod region;
 mod resident;
 mod stage;
 mod synth;
+mod work;
 
 pub use backend::CudaBackend;
 pub use fixed_base::{FixedBaseOptions, GpuFixedBase};
@@ -60,6 +61,10 @@ pub mod testing {
     /// The NTT and H drivers.
     pub mod ntt {
         pub use crate::ntt::*;
+    }
+    /// The modelled work of kernel steps (field products, bytes).
+    pub mod work {
+        pub use crate::work::*;
     }
     /// Pinned host memory and bounce buffers.
     pub mod pinned {

@@ -9,6 +9,7 @@ use filprove_groth16::{Fr, ProveError};
 
 use crate::field::DevFr;
 use crate::gpu::{blocks, cfg, Gpu};
+use crate::work::Work;
 
 /// log2 of the elements one block of the stage kernels transforms (`NTT_BLOCK_LG` in
 /// ntt.cu).
@@ -250,7 +251,7 @@ impl NttPlan {
                         .launch(c)
                 }
                 .map_err(|e| gpu.err("ntt_bitrev", e))?;
-                gpu.probe("ntt_bitrev")
+                gpu.probe("ntt_bitrev", pass_work(lg, 0.0))
             }
             Some((p, by_source)) => {
                 let (lo_bits, by_source) = (LO_BITS.min(lg), by_source as u32);
@@ -269,7 +270,7 @@ impl NttPlan {
                         .launch(c)
                 }
                 .map_err(|e| gpu.err("ntt_bitrev_scale", e))?;
-                gpu.probe("ntt_bitrev_scale")
+                gpu.probe("ntt_bitrev_scale", pass_work(lg, 2.0))
             }
         }
     }
@@ -324,7 +325,11 @@ impl NttPlan {
             // bsize Fr of data in shared memory; a null table means no scaling.
             unsafe { b.launch(cfg(n / bsize, threads, (bsize * FR_BYTES) as u32)) }
                 .map_err(|e| gpu.err("ntt_shared_stages", e))?;
-            gpu.probe("ntt_shared_stages")
+            let scaled = if scale.is_some() { 2.0 } else { 0.0 };
+            gpu.probe(
+                "ntt_shared_stages",
+                pass_work(lg, f64::from(k) / 2.0 + scaled),
+            )
         };
         // The remaining stages, 3 to 6 at a time, in shared memory: after the first k stages
         // in time, before them (in reverse) in frequency.
@@ -351,7 +356,7 @@ impl NttPlan {
                     .launch(cfg(n / e, THREADS, STRIDED_SMEM as u32))
             }
             .map_err(|e| gpu.err("ntt_strided_stages", e))?;
-            gpu.probe("ntt_strided_stages")?;
+            gpu.probe("ntt_strided_stages", pass_work(lg, f64::from(kk) / 2.0))?;
         }
         if dif {
             shared(data, k)?;
@@ -385,7 +390,7 @@ impl NttPlan {
                 .launch(cfg(blocks(n, 256).min(132 * 32), 256, 0))
         }
         .map_err(|e| gpu.err("ntt_scale_table", e))?;
-        gpu.probe("ntt_scale")
+        gpu.probe("ntt_scale", pass_work(self.lg, 2.0))
     }
 
     /// data[i] *= c.
@@ -402,8 +407,23 @@ impl NttPlan {
                 .launch(cfg(blocks(n, 256).min(132 * 32), 256, 0))
         }
         .map_err(|e| gpu.err("ntt_scale_const", e))?;
-        gpu.probe("ntt_scale")
+        gpu.probe("ntt_scale", pass_work(self.lg, 1.0))
     }
+}
+
+/// Work of one pass over 2^lg Fr (read and written once) with `per` Fr products per
+/// element: a butterfly stage is half a product per element, a scaling by a table entry
+/// (its low and high parts) two.
+fn pass_work(lg: u32, per: f64) -> Work {
+    let n = (1u64 << lg) as f64;
+    Work::fr(per * n).and_bytes(2.0 * n * FR_BYTES as f64)
+}
+
+/// Work of a pointwise pass over 2^lg elements: `per` Fr products and `vectors` vectors of
+/// 2^lg Fr read or written.
+fn pointwise_work(lg: u32, per: f64, vectors: f64) -> Work {
+    let n = (1u64 << lg) as f64;
+    Work::fr(per * n).and_bytes(vectors * n * FR_BYTES as f64)
 }
 
 /// The strided passes (s0, k) of a 2^lg transform: stages s0 .. s0+k-1 each, in order,
@@ -507,7 +527,7 @@ pub fn compute_h_in_place(
             .launch(grid)
     }
     .map_err(|e| gpu.err("h_product", e))?;
-    gpu.probe("h_product")?;
+    gpu.probe("h_product", pointwise_work(lg, 1.0, 3.0))?;
     plan.to_coset(gpu, da)?;
     plan.to_coset(gpu, db)?;
     // SAFETY: h_coset_product(Fr* a, const Fr* b, u32 n) in ntt.cu; as for h_product.
@@ -519,7 +539,7 @@ pub fn compute_h_in_place(
             .launch(grid)
     }
     .map_err(|e| gpu.err("h_coset_product", e))?;
-    gpu.probe("h_coset_product")?;
+    gpu.probe("h_coset_product", pointwise_work(lg, 1.0, 3.0))?;
     plan.coset_inverse(gpu, da)?;
     // n * inverse(c), left in bit-reversed order for h_finish to read through the reversal.
     plan.stages(gpu, dc, true, true, None)?;
@@ -542,5 +562,5 @@ pub fn compute_h_in_place(
             .launch(grid)
     }
     .map_err(|e| gpu.err("h_finish", e))?;
-    gpu.probe("h_finish")
+    gpu.probe("h_finish", pointwise_work(lg, 2.0, 3.0))
 }

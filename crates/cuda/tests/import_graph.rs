@@ -1,5 +1,5 @@
 //! The crate's module graph, read from its sources: no circle between the top-level
-//! modules, a device layer (gpu, kernels, field, pinned) that imports nothing above it,
+//! modules, a device layer (gpu, kernels, field, pinned, work) that imports nothing above it,
 //! and MSM children that import from the `msm` root only, without a circle between them.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Modules below every driver: they may import each other only.
-const DEVICE_LAYER: &[&str] = &["gpu", "kernels", "field", "pinned"];
+const DEVICE_LAYER: &[&str] = &["gpu", "kernels", "field", "pinned", "work"];
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")

@@ -6,6 +6,7 @@ use blstrs::Scalar as Fr;
 use ff::Field;
 use filprove_cuda::testing::field::frs_from_bytes;
 use filprove_cuda::testing::ntt::{self, NttKind, NttPlan};
+use filprove_cuda::testing::work::Work;
 use filprove_groth16::cpu::{self, Domain};
 use filprove_groth16::ProvingAssignment;
 
@@ -44,6 +45,35 @@ fn ntt_kinds_match_cpu() {
                 "2^{lg} {kind:?}: first difference at {:?}",
                 got.iter().zip(&want).position(|(a, b)| a != b)
             );
+        }
+    }
+}
+
+/// With probing on, a forward transform's steps carry its modelled work
+/// (filprove_cuda::testing::work): half an Fr product per element and butterfly stage,
+/// every step a pass of 2^lg Fr read and written.
+#[test]
+fn probes_carry_the_transforms_work() {
+    let Some(gpu) = common::gpu("probes_carry_the_transforms_work") else {
+        return;
+    };
+    let mut rng = common::rng("ntt work");
+    for lg in [11u32, 20] {
+        let n = 1usize << lg;
+        let v: Vec<Fr> = (0..n).map(|_| Fr::random(&mut rng)).collect();
+        let plan = NttPlan::new(&gpu, lg).unwrap();
+        let mut d = ntt::upload_padded(&gpu, &v, lg).unwrap();
+        gpu.set_probing(true);
+        gpu.probe("start", Work::NONE).unwrap();
+        plan.run(&gpu, &mut d, NttKind::Forward).unwrap();
+        let steps = gpu.take_probe_sums().unwrap();
+        gpu.set_probing(false);
+        let fr: f64 = steps.iter().map(|s| s.work.fr).sum();
+        assert_eq!(fr, (lg as usize * n / 2) as f64, "2^{lg}: {steps:?}");
+        for s in &steps {
+            let pass = (2 * n * 32) as f64;
+            assert_eq!(s.work.bytes, pass * f64::from(s.calls), "2^{lg}: {s:?}");
+            assert!(s.ms >= 0.0);
         }
     }
 }

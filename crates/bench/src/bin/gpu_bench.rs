@@ -5,7 +5,8 @@
 //!
 //! Usage: gpu_bench [--json PATH] [--quick]   (--quick: small sizes only, for a smoke run)
 //!        gpu_bench --breakdown [--quick] [--steps ntt,h,g1,g1split,g2]
-//!                                             (per-kernel times of NTT, H and MSMs at 2^27)
+//!                                             (per-kernel times of NTT, H and MSMs at 2^27,
+//!                                              each against its bound on the H200)
 //!        ... --msm levels=4,min_entries=0,slots=64,leftover=never,binned_min=4194304
 //!                                             (MSM tuning other than production, for A/B runs)
 
@@ -13,9 +14,11 @@ use std::time::Instant;
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
 use cudarc::driver::CudaSlice;
+use filprove_bench::bounds::Machine;
 use filprove_cuda::testing::msm::{self, G1, G2};
 use filprove_cuda::testing::ntt::{self, NttKind, NttPlan};
 use filprove_cuda::testing::synth::{self, SynthCurve};
+use filprove_cuda::testing::work::{StepSum, Work};
 use filprove_cuda::testing::Gpu;
 use filprove_cuda::{LeftoverReduce, MsmTuning};
 use filprove_groth16::ProveError;
@@ -315,7 +318,9 @@ fn walk<P: Group + Send + Sync, A: Send>(
 
 /// Per-kernel step times (CUDA events between the steps, `Gpu::probe`) of one NTT, H, a
 /// uniform G1 MSM and split G1 / G2 MSMs on the Filecoin 0/1 mix: median over 3 runs
-/// after a warm-up, printed per step.
+/// after a warm-up, printed per step with its bound on the H200 (the step's modelled work
+/// at the multiplier's or the memory's rate, `filprove_bench::bounds`) and the bound's share
+/// of the measured time.
 fn breakdown(gpu: &Gpu, lg: u32, steps: &[&str]) -> Result<(), ProveError> {
     let want = |s: &str| steps.contains(&s);
     let n = 1usize << lg;
@@ -323,10 +328,10 @@ fn breakdown(gpu: &Gpu, lg: u32, steps: &[&str]) -> Result<(), ProveError> {
     let step = |what: &str, f: &mut dyn FnMut() -> Result<(), ProveError>| {
         f()?;
         gpu.sync()?;
-        let mut runs: Vec<Vec<(&'static str, f64, u32)>> = Vec::new();
+        let mut runs: Vec<Vec<StepSum>> = Vec::new();
         for _ in 0..3 {
             gpu.set_probing(true);
-            gpu.probe("start")?;
+            gpu.probe("start", Work::NONE)?;
             f()?;
             runs.push(gpu.take_probe_sums()?);
         }
@@ -336,18 +341,46 @@ fn breakdown(gpu: &Gpu, lg: u32, steps: &[&str]) -> Result<(), ProveError> {
             v[v.len() / 2]
         };
         println!("{what}");
-        for &(l, _, calls) in &runs[0] {
+        println!(
+            "  {:<22} {:>10}  {:>9}  {:>22}  {:>6}",
+            "step", "ms", "calls", "bound (H200)", "share"
+        );
+        let mut bound_total = 0.0;
+        for first in &runs[0] {
             let per = runs
                 .iter()
-                .map(|r| r.iter().filter(|e| e.0 == l).map(|e| e.1).sum())
+                .map(|r| {
+                    r.iter()
+                        .filter(|e| e.label == first.label)
+                        .map(|e| e.ms)
+                        .sum()
+                })
                 .collect();
-            println!("  {l:<22} {:>10.2} ms  ({calls} calls)", median(per));
+            let ms = median(per);
+            let bound = Machine::H200.bound(&first.work);
+            bound_total += bound.ms;
+            let share = bound
+                .percent_of(ms)
+                .map_or("-".into(), |p| format!("{p:.0} %"));
+            println!(
+                "  {:<22} {ms:>10.2}  {:>9}  {:>22}  {share:>6}",
+                first.label,
+                first.calls,
+                bound.describe()
+            );
         }
-        let total = runs
-            .iter()
-            .map(|r| r.iter().map(|e| e.1).sum::<f64>())
-            .collect();
-        println!("  {:<22} {:>10.2} ms", "total", median(total));
+        let total = median(
+            runs.iter()
+                .map(|r| r.iter().map(|e| e.ms).sum::<f64>())
+                .collect(),
+        );
+        println!(
+            "  {:<22} {total:>10.2}  {:>9}  {:>22}  {:>6}",
+            "total",
+            "",
+            format!("{bound_total:.1} ms"),
+            format!("{:.0} %", 100.0 * bound_total / total.max(1e-9))
+        );
         Ok::<(), ProveError>(())
     };
     let plan = NttPlan::new(gpu, lg)?;

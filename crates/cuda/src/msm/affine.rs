@@ -11,6 +11,7 @@ use filprove_groth16::ProveError;
 
 use crate::gpu::{blocks, cfg, Gpu};
 use crate::kernels::{AFFINE_LEVEL as LEVEL, AFFINE_LEVEL_SHARED_PER_THREAD};
+use crate::work::{Work, AFFINE_ADD_FQ};
 
 use super::{scan_u32, MsmTuning};
 
@@ -96,6 +97,7 @@ pub(super) fn run_levels(
     let null = 0u64;
     let mut cur: Option<Leftover> = None;
     let mut bound = entries;
+    let mut work = Work::NONE;
     for _ in 0..levels.max(1) {
         let in_off = cur.as_ref().map_or(offsets, |c| &c.offsets);
         let mut counts = gpu.alloc::<u32>(nb + 1)?;
@@ -138,6 +140,11 @@ pub(super) fn run_levels(
                 .launch(cfg(grid, block, stage))
         }
         .map_err(|e| gpu.err("g1_msm_affine_level", e))?;
+        // About one addition per two input points: two points read, the sum written, a
+        // slot's prefix, indices and case written and read back.
+        let adds = bound as f64 / 2.0;
+        work += Work::fq(adds * AFFINE_ADD_FQ)
+            .and_bytes(adds * (3 * POINT_BYTES + 2 * SLOT_BYTES) as f64);
         cur = Some(Leftover {
             points: out,
             offsets: out_off,
@@ -145,7 +152,7 @@ pub(super) fn run_levels(
         });
         bound = next;
     }
-    gpu.probe("msm_affine_levels")?;
+    gpu.probe("msm_affine_levels", work)?;
     cur.ok_or_else(|| gpu.fault("no batch-affine level ran".into()))
 }
 

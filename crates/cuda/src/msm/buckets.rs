@@ -5,8 +5,9 @@ use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, PushKernelArg};
 use filprove_groth16::ProveError;
 
 use crate::gpu::{blocks, cfg, Gpu};
+use crate::work::Work;
 
-use super::{chunk_len, launch_err, Curve};
+use super::{chunk_len, launch_err, mixed_adds, xyzz_adds, Curve};
 
 /// What a group's bucket sums (steps 4 and 5 of msm.cuh) read.
 pub(super) enum SumInput<'a, 'b> {
@@ -65,7 +66,12 @@ pub(super) fn bucket_sums<C: Curve>(
             .launch(cfg(blocks(chunks, 128), 128, 0))
     }
     .map_err(launch_err(gpu, name))?;
-    gpu.probe("msm_chunk_sum")?;
+    // The heavy buckets' points (SumInput::Heavy) are counted on the device only: no model.
+    let work = match input {
+        SumInput::Heavy(..) => Work::NONE,
+        _ => mixed_adds::<C>(entries as f64),
+    };
+    gpu.probe("msm_chunk_sum", work)?;
     let mut heavy = gpu.alloc::<u32>(nb)?;
     let mut heavy_count = gpu.zeros::<u32>(1)?;
     // SAFETY: msm_chunk_fixup(const u32* offsets, u32 nb, u32 l, const Xyzz* head, const
@@ -103,7 +109,8 @@ pub(super) fn bucket_sums<C: Curve>(
             .launch(cfg(nb.min(1024), t, t * x as u32))
     }
     .map_err(launch_err(gpu, "msm_heavy_fixup"))?;
-    gpu.probe("msm_chunk_fixup")?;
+    // At most one piece of a bucket per chunk edge added into its bucket.
+    gpu.probe("msm_chunk_fixup", xyzz_adds::<C>(chunks as f64))?;
     Ok(())
 }
 

@@ -3,6 +3,7 @@
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
 
 use crate::field::{self, Limbs};
+use crate::work::{Work, MIXED_ADD_FQ, XYZZ_ADD_FQ};
 
 /// A curve group the MSM kernels are instantiated for.
 pub trait Curve {
@@ -16,6 +17,9 @@ pub trait Curve {
     const REDUCE_THREADS: u32;
     /// Whether the bucket sums have batch-affine levels (affine.rs; G1 only).
     const AFFINE_SUMS: bool;
+    /// Fq products per product of the coordinates' field (Fq: 1, Fq2: 3 by Karatsuba), for
+    /// the modelled work of the kernels (crate::work).
+    const FQ_PER_PRODUCT: f64;
     /// Host affine type.
     type Affine: Limbs;
     /// Host projective type.
@@ -35,6 +39,7 @@ impl Curve for G1 {
     const XYZZ_BYTES: usize = 192;
     const REDUCE_THREADS: u32 = 128;
     const AFFINE_SUMS: bool = true;
+    const FQ_PER_PRODUCT: f64 = 1.0;
     type Affine = G1Affine;
     type Projective = G1Projective;
     fn from_xyzz(bytes: &[u8]) -> G1Projective {
@@ -48,9 +53,21 @@ impl Curve for G2 {
     const XYZZ_BYTES: usize = 384;
     const REDUCE_THREADS: u32 = 64;
     const AFFINE_SUMS: bool = false;
+    const FQ_PER_PRODUCT: f64 = 3.0;
     type Affine = G2Affine;
     type Projective = G2Projective;
     fn from_xyzz(bytes: &[u8]) -> G2Projective {
         field::g2_from_xyzz(bytes)
     }
+}
+
+/// Modelled work (crate::work) of `adds` mixed XYZZ additions of points of `C` read from
+/// device memory with a 4-byte index each.
+pub fn mixed_adds<C: Curve>(adds: f64) -> Work {
+    Work::fq(adds * MIXED_ADD_FQ * C::FQ_PER_PRODUCT).and_bytes(adds * (C::AFFINE_BYTES + 4) as f64)
+}
+
+/// Modelled work of `adds` XYZZ + XYZZ additions of `C`, one accumulator read per addition.
+pub fn xyzz_adds<C: Curve>(adds: f64) -> Work {
+    Work::fq(adds * XYZZ_ADD_FQ * C::FQ_PER_PRODUCT).and_bytes(adds * C::XYZZ_BYTES as f64)
 }

@@ -7,7 +7,9 @@ use filprove_groth16::ProveError;
 
 use crate::gpu::{blocks, cfg, Gpu};
 
-use super::{bucket_sums, scan_u32, Curve, Leftover, LeftoverReduce, SumInput};
+use super::{
+    bucket_sums, mixed_adds, scan_u32, xyzz_adds, Curve, Leftover, LeftoverReduce, SumInput,
+};
 
 /// buckets then costs at most 3 to 4 times the typical one.
 const LEFTOVER_LIGHT: u32 = 8;
@@ -115,6 +117,9 @@ pub(super) fn reduce_leftover<C: Curve>(
             ))
     }
     .map_err(|e| gpu.err(&name, e))?;
-    gpu.probe("msm_leftover_reduce")?;
+    // At most every leftover point added into its bucket, then two XYZZ additions per
+    // bucket for the running sums.
+    let work = mixed_adds::<C>(left.bound as f64) + xyzz_adds::<C>(2.0 * nb as f64);
+    gpu.probe("msm_leftover_reduce", work)?;
     Ok(())
 }

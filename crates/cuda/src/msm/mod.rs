@@ -42,6 +42,7 @@ use crate::field;
 use crate::gpu::Gpu;
 
 pub use batch::{msm_batched, Bases, MsmRun, Pending};
+use curve::{mixed_adds, xyzz_adds};
 pub use curve::{Curve, G1, G2};
 pub use device_msm::DeviceMsm;
 pub use launch::scan_u32;

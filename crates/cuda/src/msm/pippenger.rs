@@ -7,8 +7,8 @@ use crate::gpu::{cfg, Gpu};
 
 use super::{
     bucket_sums, group_windows, launch_err, leftover_segments, reduce_leftover, reduce_segments,
-    run_levels, sum_runs, window_bits, windows, Curve, DeviceMsm, Digits, MsmTuning, Scattered,
-    SumInput,
+    run_levels, sum_runs, window_bits, windows, xyzz_adds, Curve, DeviceMsm, Digits, MsmTuning,
+    Scattered, SumInput,
 };
 
 /// Pippenger over `n` entries: scalars[i] with bases[i] for i < n, or, with `list`,
@@ -160,7 +160,11 @@ pub(super) fn pippenger<C: Curve>(
         )?;
     }
     drop(all_buckets);
-    gpu.probe("msm_bucket_reduce")?;
+    // Two XYZZ additions per bucket: the running sum and the sum of running sums.
+    gpu.probe(
+        "msm_bucket_reduce",
+        xyzz_adds::<C>(2.0 * (plain * b) as f64),
+    )?;
     Ok(DeviceMsm {
         sums: Some(window_sums),
         windows: w,

@@ -12,6 +12,7 @@ use filprove_groth16::ProveError;
 
 use super::{launch_err, scan_u32, windows};
 use crate::gpu::{blocks, cfg, Gpu};
+use crate::work::Work;
 
 /// Buckets per bin of the binned scatter (1 << BIN_SHIFT in msm/bin_scatter.cuh).
 const BIN: usize = 1 << 11;
@@ -91,7 +92,13 @@ impl<'a> Digits<'a> {
         // `canon` canon_bytes(n).
         unsafe { lb.launch(cfg(blocks(n, 256).min(132 * 32), 256, 0)) }
             .map_err(launch_err(gpu, name))?;
-        gpu.probe("msm_canonical")?;
+        // One Fr product per scalar (out of Montgomery form), the scalar (and its index)
+        // read and its canonical form written.
+        let per = 32 + Self::canon_bytes(1, binned) + if list.is_some() { 4 } else { 0 };
+        gpu.probe(
+            "msm_canonical",
+            Work::fr(n as f64).and_bytes((n * per) as f64),
+        )?;
         Ok(Self {
             gpu,
             prefix,
@@ -103,6 +110,14 @@ impl<'a> Digits<'a> {
             b: 1 << (c - 1),
             windows: windows(c),
         })
+    }
+
+    /// Modelled work of a pass that reads every converted scalar (and its index): the
+    /// whole scalar in the direct layout, in the binned one the three words its windows
+    /// lie in and its carries.
+    fn read_work(&self) -> Work {
+        let per = if self.binned { 16 } else { 32 } + if self.list.is_some() { 4 } else { 0 };
+        Work::bytes((self.n * per) as f64)
     }
 
     /// Device bytes of the converted scalars: 32 per scalar, 36 binned (the carries).
@@ -163,7 +178,7 @@ impl<'a> Digits<'a> {
                 // the argument list above).
                 unsafe { self.direct_launch(&count, &args, &mut counts)?.launch(grid) }
                     .map_err(launch_err(gpu, "msm_count"))?;
-                gpu.probe("msm_count")?;
+                gpu.probe("msm_count", self.read_work())?;
                 counts
             }
         };
@@ -171,7 +186,7 @@ impl<'a> Digits<'a> {
         scan_u32(gpu, &counts, &mut offsets, nb + 1)?;
         s.memcpy_dtod(&offsets, &mut counts)
             .map_err(launch_err(gpu, "copy offsets"))?;
-        gpu.probe("msm_scan")?;
+        gpu.probe("msm_scan", scan_work(nb))?;
         let mut sorted = gpu.alloc::<u32>((w1 - w0) as usize * self.n)?;
         let mut next = if w2 > w1 {
             Some(gpu.zeros::<u32>((w2 - w1) as usize * self.b + 1)?)
@@ -195,7 +210,8 @@ impl<'a> Digits<'a> {
         }
         .map_err(launch_err(gpu, "msm_scatter"))?;
         *counted = next;
-        gpu.probe("msm_scatter")?;
+        let written = (w1 - w0) as usize * self.n * 4;
+        gpu.probe("msm_scatter", self.read_work().and_bytes(written as f64))?;
         Ok(Scattered { offsets, sorted })
     }
 
@@ -266,7 +282,7 @@ impl<'a> Digits<'a> {
             None => {
                 let mut c = gpu.zeros::<u32>(nbins + 1)?;
                 self.bin_pass(w, None, None, None, Some(&mut c), w)?;
-                gpu.probe("msm_count")?;
+                gpu.probe("msm_count", self.read_work())?;
                 c
             }
         };
@@ -290,7 +306,11 @@ impl<'a> Digits<'a> {
         )?;
         drop(fill);
         *counted = next;
-        gpu.probe("msm_scatter")?;
+        // Every entry read, each present one written as a (bucket, index) pair.
+        gpu.probe(
+            "msm_scatter",
+            self.read_work().and_bytes(self.n as f64 * 8.0),
+        )?;
         let mut counts = gpu.zeros::<u32>(nb + 1)?;
         let grid = cfg(self.n.div_ceil(PLACE_TILE), 512, PLACE_SHARED);
         let nbins32 = nbins as u32;
@@ -310,7 +330,8 @@ impl<'a> Digits<'a> {
         scan_u32(gpu, &counts, &mut offsets, nb + 1)?;
         s.memcpy_dtod(&offsets, &mut counts)
             .map_err(launch_err(gpu, "copy offsets"))?;
-        gpu.probe("msm_scan")?;
+        // The pairs read to count the buckets, then the scan.
+        gpu.probe("msm_scan", scan_work(nb).and_bytes(self.n as f64 * 8.0))?;
         let mut sorted = gpu.alloc::<u32>(self.n)?;
         // SAFETY: msm_bin_place(pairs, bin_off, nbins, counts, sorted) as in
         // msm/bin_scatter.cuh; it reads the same bin_off[nbins] <= n pairs as msm_bin_count
@@ -327,7 +348,8 @@ impl<'a> Digits<'a> {
                 .launch(grid)
         }
         .map_err(launch_err(gpu, "msm_bin_place"))?;
-        gpu.probe("msm_bin_place")?;
+        // The pairs read, each index written at its bucket's place.
+        gpu.probe("msm_bin_place", Work::bytes(self.n as f64 * 12.0))?;
         Ok(Scattered { offsets, sorted })
     }
 
@@ -336,4 +358,10 @@ impl<'a> Digits<'a> {
     pub fn binned_bytes(n: usize, b: usize) -> usize {
         n * 8 + 4 * (b.div_ceil(BIN) + 1) * 4
     }
+}
+
+/// Modelled work of an exclusive scan of `nb` + 1 bucket counts and the copy of the
+/// offsets back into the cursors: three arrays of nb + 1 words.
+fn scan_work(nb: usize) -> Work {
+    Work::bytes((nb + 1) as f64 * 12.0)
 }

@@ -6,10 +6,15 @@ use cudarc::driver::{CudaSlice, CudaView, PushKernelArg};
 use filprove_groth16::ProveError;
 
 use crate::gpu::{blocks, cfg, Gpu};
+use crate::work::Work;
 
 use super::{
-    launch_err, list_chunk_len, pippenger, reduce_points, run_levels, Curve, DeviceMsm, MsmTuning,
+    launch_err, list_chunk_len, mixed_adds, pippenger, reduce_points, run_levels, Curve, DeviceMsm,
+    MsmTuning,
 };
+
+/// Threads per block of the classification: one atomic per block and class.
+const CLASSIFY_THREADS: u32 = 512;
 
 /// The split MSM of `n` > 0 entries (sizes checked by the caller).
 pub(super) fn split_msm<C: Curve>(
@@ -33,10 +38,11 @@ pub(super) fn split_msm<C: Curve>(
             .arg(&mut counts)
             .arg(&mut ones)
             .arg(&mut others)
-            .launch(cfg(blocks(n, 256), 256, 0))
+            .launch(cfg(blocks(n, CLASSIFY_THREADS), CLASSIFY_THREADS, 0))
     }
     .map_err(launch_err(gpu, "classify_scalars"))?;
-    gpu.probe("classify")?;
+    // Each scalar read, its index written to one of the lists.
+    gpu.probe("classify", Work::bytes(n as f64 * 36.0))?;
     let [n_ones, n_others] = gpu.read_counts(&counts)?;
     let (n_ones, n_others) = (n_ones as usize, n_others as usize);
     if n_ones > n || n_others > n - n_ones {
@@ -74,7 +80,7 @@ fn ones_sum<C: Curve>(
 ) -> Result<CudaSlice<u8>, ProveError> {
     if !C::AFFINE_SUMS || affine.levels_for(n) == 0 {
         let r = list_sum::<C>(gpu, bases, Some(ones), n, None)?;
-        gpu.probe("msm_ones_sum")?;
+        gpu.probe("msm_ones_sum", mixed_adds::<C>(n as f64))?;
         return Ok(r);
     }
     // One bucket: offsets [0, n], n copied from the classification's count.
@@ -85,7 +91,7 @@ fn ones_sum<C: Curve>(
     let left = run_levels(gpu, bases, ones, &offsets, 1, n, affine)?;
     let count = left.offsets.slice(1..2);
     let r = list_sum::<C>(gpu, &left.points.as_view(), None, left.bound, Some(&count))?;
-    gpu.probe("msm_ones_sum")?;
+    gpu.probe("msm_ones_sum", mixed_adds::<C>(left.bound as f64))?;
     Ok(r)
 }
 

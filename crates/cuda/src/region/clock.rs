@@ -10,6 +10,7 @@ use filprove_groth16::{ProveError, ProveReport};
 
 use crate::gpu::Gpu;
 use crate::host_marks::HostMarks;
+use crate::work::{StepSum, Work};
 
 /// The clock of one kernel region, from the request for its lock to its end.
 pub(crate) struct PhaseClock<'g> {
@@ -51,7 +52,7 @@ impl<'g> PhaseClock<'g> {
         let gpu = self.gpu;
         if gpu.probing() {
             gpu.take_probes()?; // drop steps of earlier work
-            gpu.probe("region_start")?;
+            gpu.probe("region_start", Work::NONE)?;
         }
         // Host time in the region before the first kernel is queued (plan, parameters,
         // working memory), not covered by the device-event phases.
@@ -146,10 +147,10 @@ fn millis(ms: f32) -> Duration {
 
 /// One log line with the time of every kernel step of a proof, summed per step name
 /// ([`crate::CudaOptions::step_timings`]; the steps are marked by `Gpu::probe`).
-fn log_kernel_steps(device: &str, sums: &[(&'static str, f64, u32)]) {
+fn log_kernel_steps(device: &str, sums: &[StepSum]) {
     let text: Vec<String> = sums
         .iter()
-        .map(|(l, ms, n)| format!("{l}={ms:.2}ms/{n}"))
+        .map(|s| format!("{}={:.2}ms/{}", s.label, s.ms, s.calls))
         .collect();
     log::info!("{device}: kernel steps {}", text.join(" "));
 }
