@@ -23,12 +23,8 @@ sum="$out/summary.txt"
 note() { echo "$*" | tee -a "$sum"; }
 : > "$sum"
 note "$(date -u +%Y-%m-%dT%H:%M:%SZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader -i 0)"
-[ -f "$work/sector/porep.request.json" ] ||
-  "$bin" fixtures --virtual --sector-size 32GiB --kinds porep --out "$work/sector" --seed 1 > "$out/fixtures.txt" 2>&1 ||
-  { note "fixtures FAILED"; exit 1; }
-params="$work/params-files"
-env -u FIL_PROOFS_PARAMETER_CACHE "$bin" params generate --circuit porep-32g --params-dir "$params" \
-  > "$out/params.txt" 2>&1 || { note "params FAILED"; tail -n 5 "$out/params.txt"; exit 1; }
+. "$(dirname "$0")/porep-32g-inputs.sh"
+porep32_inputs || exit 1
 uuid=$(nvidia-smi --query-gpu=uuid --format=csv,noheader -i 0)
 id="${uuid:0:12}"
 sock="$work/devices.sock" http=127.0.0.1:9822

@@ -24,12 +24,8 @@ note() { echo "$*" | tee -a "$sum"; }
 : > "$sum"
 note "$(date -u +%Y-%m-%dT%H:%M:%SZ) $gpus GPUs ($(nvidia-smi --query-gpu=name --format=csv,noheader -i 0)), $(nproc) cores, $(free -g | awk '/^Mem/{print $2}') GiB"
 export RUST_LOG="${RUST_LOG:-info,filprove::timeline=debug,filecoin_proofs=warn,storage_proofs_core=warn,storage_proofs_porep=warn}"
-[ -f "$work/sector/porep.request.json" ] ||
-  "$bin" fixtures --virtual --sector-size 32GiB --kinds porep --out "$work/sector" --seed 1 > "$out/fixtures.txt" 2>&1 ||
-  { note "fixtures FAILED"; exit 1; }
-params="$work/params-files"
-env -u FIL_PROOFS_PARAMETER_CACHE "$bin" params generate --circuit porep-32g --params-dir "$params" \
-  > "$out/params.txt" 2>&1 || { note "params FAILED"; tail -n 5 "$out/params.txt"; exit 1; }
+. "$(dirname "$0")/porep-32g-inputs.sh"
+porep32_inputs || exit 1
 base=""
 for n in $counts; do
   [ "$n" -le "$gpus" ] || { note "N=$n: only $gpus GPUs"; continue; }
