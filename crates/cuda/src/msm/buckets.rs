@@ -66,9 +66,11 @@ pub(super) fn bucket_sums<C: Curve>(
             .launch(cfg(blocks(chunks, 128), 128, 0))
     }
     .map_err(launch_err(gpu, name))?;
-    // The heavy buckets' points (SumInput::Heavy) are counted on the device only: no model.
+    // The heavy buckets' points (SumInput::Heavy) are counted on the device only: their
+    // additions are left out, the bucket-sized passes before them kept (their counts, the
+    // scan of the counts, the chunks' offsets: about 32 bytes per bucket).
     let work = match input {
-        SumInput::Heavy(..) => Work::NONE,
+        SumInput::Heavy(..) => Work::bytes((nb + 1) as f64 * 32.0),
         _ => mixed_adds::<C>(entries as f64),
     };
     gpu.probe("msm_chunk_sum", work)?;

@@ -160,10 +160,12 @@ pub(super) fn pippenger<C: Curve>(
         )?;
     }
     drop(all_buckets);
-    // Two XYZZ additions per bucket: the running sum and the sum of running sums.
+    // Two XYZZ additions per bucket (the running sum and the sum of running sums), and one
+    // per partial sum of a leftover reduction's segments.
+    let parts = wa as usize * lsegs as usize;
     gpu.probe(
         "msm_bucket_reduce",
-        xyzz_adds::<C>(2.0 * (plain * b) as f64),
+        xyzz_adds::<C>((2 * plain * b + parts) as f64),
     )?;
     Ok(DeviceMsm {
         sums: Some(window_sums),
