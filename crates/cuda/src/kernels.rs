@@ -80,7 +80,7 @@ pub(crate) const PRODUCTION: &[KernelModule] = &[
             "g1_msm_list_sum",
             "g1_xyzz_reduce",
             "g1_msm_affine_halve",
-            AFFINE_LEVEL,
+            "g1_msm_affine_level",
             "g1_msm_leftover_heavy_counts",
             "g1_msm_leftover_chunk_sum",
             "g1_msm_leftover_reduce",
@@ -97,6 +97,8 @@ pub(crate) const PRODUCTION: &[KernelModule] = &[
             "g2_msm_bucket_reduce",
             "g2_msm_list_sum",
             "g2_xyzz_reduce",
+            "g2_msm_affine_halve",
+            "g2_msm_affine_level",
         ],
     },
     KernelModule {
@@ -129,17 +131,18 @@ pub(crate) const SELFTEST: KernelModule = KernelModule {
     kernels: &["fr_test_op", "fq_test_op", "fq2_test_op", "fr_random"],
 };
 
-/// The batch-affine level kernel of the G1 MSM (kernels/msm/msm_g1.cu).
-pub(crate) const AFFINE_LEVEL: &str = "g1_msm_affine_level";
-
-/// Dynamic shared memory per thread of [`AFFINE_LEVEL`]: `AFF_STAGE_BYTES` in
-/// msm/affine_sums.cuh, two buffers of 15 16-byte pieces.
-pub(crate) const AFFINE_LEVEL_SHARED_PER_THREAD: u32 = 2 * 15 * 16;
+/// The batch-affine level kernels (kernels/msm/msm_g1.cu, msm_g2.cu) with their dynamic
+/// shared memory per thread: `aff_stage_bytes` in msm/affine_sums.cuh, two buffers of a
+/// slot's two points and prefix, 15 16-byte pieces for G1 and 30 for G2.
+pub(crate) const AFFINE_LEVELS: &[(&str, u32)] = &[
+    ("g1_msm_affine_level", 2 * 15 * 16),
+    ("g2_msm_affine_level", 2 * 30 * 16),
+];
 
 /// Kernels that take more dynamic shared memory than the default limit, with their bytes
 /// per thread of a block of their launch bound: [`crate::gpu::Gpu::open`] allows them
 /// that much.
-pub(crate) const LARGE_SHARED: &[(&str, u32)] = &[(AFFINE_LEVEL, AFFINE_LEVEL_SHARED_PER_THREAD)];
+pub(crate) const LARGE_SHARED: &[(&str, u32)] = AFFINE_LEVELS;
 
 #[cfg(test)]
 mod tests {

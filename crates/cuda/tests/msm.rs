@@ -279,3 +279,68 @@ fn affine_levels_match_cpu() {
         }
     }
 }
+
+/// The batch-affine levels of the G2 bucket sums (Fq2 slopes, the norm's inversion),
+/// forced on at every size for 1 to 6 levels, plain and split: random points and scalars,
+/// one heavy bucket, the Filecoin mix and few distinct scalars, then bases that repeat,
+/// cancel and include the identity. What the levels leave goes through the XYZZ chunk
+/// sums (G2 has no leftover reduction, even where the tuning asks for it).
+#[test]
+fn g2_affine_levels_match_cpu() {
+    let Some(gpu) = common::gpu("g2_affine_levels_match_cpu") else {
+        return;
+    };
+    let mut rng = common::rng("g2_affine_levels");
+    let max = 1usize << 13;
+    let bases = common::g2_points(&mut rng, max);
+    let scalars = common::scalars(&mut rng, max);
+    let same = vec![Fr::random(&mut rng); max];
+    let filecoin = common::filecoin_mix(&mut rng, max);
+    let values: Vec<Fr> = (0..37).map(|_| Fr::random(&mut rng)).collect();
+    let few: Vec<Fr> = (0..max).map(|i| values[i % values.len()]).collect();
+    let distinct = common::g2_points(&mut rng, 7);
+    let picks = [Fr::random(&mut rng), Fr::random(&mut rng), -Fr::ONE];
+    for (levels, slots, leftover) in [
+        (1u32, 1u32, LeftoverReduce::Always),
+        (2, 5, LeftoverReduce::Never),
+        (6, MsmTuning::SLOTS, LeftoverReduce::Auto),
+    ] {
+        let affine = MsmTuning {
+            levels,
+            min_entries: 0,
+            slots,
+            leftover,
+            binned_min: usize::MAX,
+        };
+        for n in common::sizes(13) {
+            for (name, s) in [
+                ("random", &scalars),
+                ("same", &same),
+                ("filecoin", &filecoin),
+                ("few", &few),
+            ] {
+                let want = cpu::msm_g2(&bases[..n], &s[..n]).unwrap();
+                for split in [false, true] {
+                    let got =
+                        msm_host_with::<G2>(&gpu, &bases[..n], &s[..n], split, &affine).unwrap();
+                    assert_eq!(
+                        got.to_affine(),
+                        want.to_affine(),
+                        "{levels} levels, {name} of {n}, split {split}"
+                    );
+                }
+            }
+        }
+        for n in [2usize, 3, 64, 1000] {
+            let b = repeat_negate_identity(&distinct, n);
+            let s: Vec<Fr> = (0..n).map(|i| picks[(i / 7) % picks.len()]).collect();
+            let want = cpu::msm_g2(&b, &s).unwrap();
+            let got = msm_host_with::<G2>(&gpu, &b, &s, false, &affine).unwrap();
+            assert_eq!(
+                got.to_affine(),
+                want.to_affine(),
+                "{levels} levels, repeated bases of {n}"
+            );
+        }
+    }
+}

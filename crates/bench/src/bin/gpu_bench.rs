@@ -317,10 +317,10 @@ fn walk<P: Group + Send + Sync, A: Send>(
 }
 
 /// Per-kernel step times (CUDA events between the steps, `Gpu::probe`) of one NTT, H, a
-/// uniform G1 MSM and split G1 / G2 MSMs on the Filecoin 0/1 mix: median over 3 runs
-/// after a warm-up, printed per step with its bound on the H200 (the step's modelled work
-/// at the multiplier's or the memory's rate, `filprove_bench::bounds`) and the bound's share
-/// of the measured time.
+/// uniform G1 MSM, split G1 / G2 MSMs on the Filecoin 0/1 mix and a uniform G2 MSM (G2 on
+/// 2^(lg-2) points): median over 3 runs after a warm-up, printed per step with its bound
+/// on the H200 (the step's modelled work at the multiplier's or the memory's rate,
+/// `filprove_bench::bounds`) and the bound's share of the measured time.
 fn breakdown(gpu: &Gpu, lg: u32, steps: &[&str]) -> Result<(), ProveError> {
     let want = |s: &str| steps.contains(&s);
     let n = 1usize << lg;
@@ -432,6 +432,11 @@ fn breakdown(gpu: &Gpu, lg: u32, steps: &[&str]) -> Result<(), ProveError> {
     let mixed = random_fr(gpu, m, 7, 1)?;
     step(&format!("G2 MSM split 0/1 mix 2^{g2_lg}"), &mut || {
         msm::msm::<G2>(gpu, &bases, &mixed, m, true).map(|_| ())
+    })?;
+    // Uniform scalars: a PoSt witness's B in G2 is mostly full-size values.
+    let uniform = random_fr(gpu, m, 8, 0)?;
+    step(&format!("G2 MSM uniform 2^{g2_lg}"), &mut || {
+        msm::msm::<G2>(gpu, &bases, &uniform, m, false).map(|_| ())
     })?;
     Ok(())
 }

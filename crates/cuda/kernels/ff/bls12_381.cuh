@@ -60,6 +60,7 @@ struct Fq2 {
     __device__ __forceinline__ static Fq2 one() { return {Fq::one(), Fq::zero()}; }
     __device__ __forceinline__ bool is_zero() const { return c0.is_zero() && c1.is_zero(); }
     __device__ __forceinline__ bool operator==(const Fq2& o) const { return c0 == o.c0 && c1 == o.c1; }
+    __device__ __forceinline__ bool operator!=(const Fq2& o) const { return !(*this == o); }
     __device__ __forceinline__ friend Fq2 operator+(const Fq2& a, const Fq2& b) {
         return {a.c0 + b.c0, a.c1 + b.c1};
     }

@@ -3,7 +3,8 @@
 //
 // A mixed XYZZ addition costs 10 field products. An affine addition costs 3 (the slope
 // and the new x and y) once its denominator is inverted, and Montgomery's trick inverts
-// many denominators for 3 products each plus one inversion. Each level here pairs the
+// many denominators for 3 products each plus one inversion. The same kernel serves G1
+// (F = Fq) and G2 (F = Fq2, whose inverse is one Fq inversion of the norm). Each level here pairs the
 // points of every bucket, (0, 1), (2, 3), ..., and writes the sums (an odd bucket's last
 // point goes on alone): m points become ceil(m / 2), in bucket order, with new offsets
 // (msm_affine_halve, then an exclusive scan). After the last level msm/leftover.cuh adds
@@ -15,7 +16,7 @@
 // walk). Phase 1 classifies each pair and multiplies the denominators of the true
 // additions into a running product, leaving each prefix, the slot's two input indices
 // and its case in global scratch (laid out so that a warp's accesses coalesce). The
-// block's AFF_THREADS products are inverted together (aff_block_inverse: shuffles within
+// block's T products are inverted together (aff_block_inverse: shuffles within
 // each warp, one inversion of the block's product by ff/inverse.cuh, variable time: the
 // points are public). Phase 3 walks the slots backwards peeling each denominator's
 // inverse off the running inverse, and writes the sums.
@@ -23,12 +24,16 @@
 #include "msm/msm.cuh"
 #include "ff/inverse.cuh"
 
-// Threads per block (one inversion per block and round) and the level kernel's launch
-// bounds (blocks per SM). The host (src/msm/affine.rs) reads the block size back from the
-// launch bounds; it passes the most output slots per thread and round.
-#define AFF_THREADS 128
-#define AFF_MIN_BLOCKS 3
-static_assert(AFF_THREADS % 32 == 0 && AFF_THREADS <= 1024, "whole warps per block");
+// Threads per block T (one inversion per block and round) of the level kernel, a template
+// argument, and its launch bounds' blocks per SM (msm_g1.cu / msm_g2.cu): G1 at 384
+// threads per SM in all (168 registers each), G2 at 3 blocks or more (255 registers; the
+// 30 KB stage lets 7 reside). The host (src/msm/affine.rs) reads the block size back from
+// the launch bounds and the stage from src/kernels.rs; it passes the most output slots per
+// thread and round.
+#define AFF_THREADS_G1 128
+#define AFF_BLOCKS_G1 (384 / AFF_THREADS_G1)
+#define AFF_THREADS_G2 32
+#define AFF_BLOCKS_G2 3
 
 // What an output slot holds: nothing (past the level's end), the pair's first point (an
 // odd bucket's last point, or a pair whose second point is the identity), its second
@@ -78,24 +83,38 @@ __device__ __forceinline__ void aff_cp_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-// A field element across a warp: from lane `lane - d` (UP) or `lane + d`.
+// A field element across a warp: from lane `lane - d` (UP) or `lane + d`, word by word.
 template <bool UP, class F>
 __device__ __forceinline__ F aff_shfl(const F& a, uint32_t d) {
-    F r;
+    static_assert(sizeof(F) % 4 == 0, "whole words");
+    union Words {
+        F f;
+        uint32_t w[sizeof(F) / 4];
+    } in, out;
+    in.f = a;
 #pragma unroll
-    for (int k = 0; k < F::N; k++)
-        r.v[k] = UP ? __shfl_up_sync(0xffffffffu, a.v[k], d) : __shfl_down_sync(0xffffffffu, a.v[k], d);
-    return r;
+    for (int k = 0; k < (int)(sizeof(F) / 4); k++)
+        out.w[k] = UP ? __shfl_up_sync(0xffffffffu, in.w[k], d) : __shfl_down_sync(0xffffffffu, in.w[k], d);
+    return out.f;
 }
 
-// 1 / a for every thread's a (none zero), one inversion per block: each warp's lanes
-// multiply their values into prefix and suffix products by shuffles, the block's first
-// thread inverts the product of the AFF_THREADS / 32 warp products and hands each warp
+// 1 / a (a != 0): Fq by ff/inverse.cuh; Fq2 as conj(a) / norm(a), norm(a) = c0^2 + c1^2 in
+// Fq (u^2 = -1): one Fq inversion and four Fq products.
+__device__ __forceinline__ Fq aff_inverse(const Fq& a) { return field_inverse(a); }
+__device__ __forceinline__ Fq2 aff_inverse(const Fq2& a) {
+    const Fq n = field_inverse(fq_mul_call(a.c0, a.c0) + fq_mul_call(a.c1, a.c1));
+    return {fq_mul_call(a.c0, n), fq_mul_call(a.c1, n).neg()};
+}
+
+// 1 / a for every thread's a (none zero), one inversion per block of T threads: each
+// warp's lanes multiply their values into prefix and suffix products by shuffles, the
+// block's first thread inverts the product of the T / 32 warp products and hands each warp
 // its share back, and lane l's inverse is the warp's inverse times the products of the
-// other lanes. `roots` holds 2 * AFF_THREADS / 32 shared elements.
-template <class F>
+// other lanes. `roots` holds 2 * T / 32 shared elements.
+template <class F, int T>
 __device__ __forceinline__ F aff_block_inverse(const F& a, F* roots) {
-    constexpr int W = AFF_THREADS / 32;
+    static_assert(T % 32 == 0 && T <= 1024, "whole warps per block");
+    constexpr int W = T / 32;
     const uint32_t lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     F pre = a, suf = a;  // inclusive products of lanes <= l and >= l
 #pragma unroll 1
@@ -115,7 +134,7 @@ __device__ __forceinline__ F aff_block_inverse(const F& a, F* roots) {
         run[0] = F::one();
 #pragma unroll
         for (int k = 1; k < W; k++) run[k] = run[k - 1] * roots[k - 1];
-        F inv = field_inverse(run[W - 1] * roots[W - 1]);
+        F inv = aff_inverse(run[W - 1] * roots[W - 1]);
 #pragma unroll
         for (int k = W - 1; k >= 0; k--) {
             const F r = roots[k];
@@ -129,40 +148,51 @@ __device__ __forceinline__ F aff_block_inverse(const F& a, F* roots) {
 
 // One level (see the top), at most `max_slots` (at least 1) outputs per thread and
 // round. in_off / out_off: nb + 1 offsets of the input and output points per bucket.
-// Scratch, max_slots * gridDim.x * AFF_THREADS entries each: `pre` (prefix products),
+// Scratch, max_slots * gridDim.x * T entries each: `pre` (prefix products),
 // `src_a` / `src_b` (each slot's two input indices, sign in bit 31 on the first level)
-// and `kind` (its AFF_* case). Dynamic shared memory: AFF_STAGE_BYTES (the host's
-// `stage_bytes`).
+// and `kind` (its AFF_* case). Dynamic shared memory: aff_stage_bytes<F, T>() (the host's
+// AFFINE_LEVELS in src/kernels.rs).
 //
 // Every global load is issued a slot or two before its use: phase 1 finds slot i + 2's
 // inputs (bucket offsets of the next bucket read ahead, the scattered entries' indices)
 // and loads slot i + 1's x coordinates while slot i's product runs; phase 3 reads slot
 // i - 2's case and indices and copies slot i - 1's points and prefix into shared memory
 // (cp.async, two buffers per thread) while slot i's sum runs.
-#define AFF_PIECES 15  // 16-byte pieces staged per slot: two points and a prefix
-#define AFF_STAGE_BYTES (2 * AFF_PIECES * AFF_THREADS * 16)
+// 16-byte pieces staged per slot (two points and a prefix: 15 for G1, 30 for G2) and the
+// stage of a block of T threads (two buffers).
 template <class F>
+__host__ __device__ constexpr int aff_pieces() {
+    return (2 * (int)sizeof(Affine<F>) + (int)sizeof(F)) / 16;
+}
+template <class F, int T>
+__host__ __device__ constexpr int aff_stage_bytes() {
+    return 2 * aff_pieces<F>() * T * 16;
+}
+template <class F, int T>
 __device__ __forceinline__ void msm_affine_level(const Affine<F>* pts, const uint32_t* sorted, const uint32_t* in_off,
                                                  const uint32_t* out_off, uint32_t nb, Affine<F>* out, F* pre,
                                                  uint32_t* src_a, uint32_t* src_b, uint8_t* kind, uint32_t max_slots) {
-    static_assert(sizeof(F) == 48, "staging sized for Fq");
-    __shared__ F roots[2 * AFF_THREADS / 32];
+    // Pieces per slot, per field element, per point.
+    constexpr int P = aff_pieces<F>(), PF = (int)sizeof(F) / 16, PP = (int)sizeof(Affine<F>) / 16;
+    static_assert(sizeof(F) % 16 == 0, "whole 16-byte pieces");
+    __shared__ F roots[2 * T / 32];
     extern __shared__ uint4 stage[];  // [buffer][piece][thread]
     const uint32_t tid = threadIdx.x;
     const uint64_t total = out_off[nb];
-    const size_t stride = (size_t)gridDim.x * AFF_THREADS;
-    const size_t g = (size_t)blockIdx.x * AFF_THREADS + tid;
+    const size_t stride = (size_t)gridDim.x * T;
+    const size_t g = (size_t)blockIdx.x * T + tid;
     // Rounds of at most max_slots outputs per thread, and as many slots as make them
     // equal (a last round a fraction full would take nearly a full round's time).
     const uint64_t rounds = (total + stride * max_slots - 1) / (stride * max_slots);
     const uint32_t slots = rounds ? (uint32_t)((total + stride * rounds - 1) / (stride * rounds)) : 1;
-    const uint64_t per_block = (uint64_t)AFF_THREADS * slots;
-    // This thread's 16-byte piece k of buffer `buf`, and the field element in pieces k0..k0+2.
-    auto piece = [&](int buf, int k) -> uint4* { return stage + ((buf * AFF_PIECES + k) * AFF_THREADS + tid); };
+    const uint64_t per_block = (uint64_t)T * slots;
+    // This thread's 16-byte piece k of buffer `buf`, and the field element in the PF
+    // pieces from k0 on.
+    auto piece = [&](int buf, int k) -> uint4* { return stage + ((buf * P + k) * T + tid); };
     auto staged_at = [&](int buf, int k0) -> F {
         Pieces16<F> u;
 #pragma unroll
-        for (int k = 0; k < 3; k++) u.v[k] = *piece(buf, k0 + k);
+        for (int k = 0; k < PF; k++) u.v[k] = *piece(buf, k0 + k);
         return u.t;
     };
     for (uint64_t base = blockIdx.x * per_block; base < total; base += gridDim.x * per_block) {
@@ -251,7 +281,7 @@ __device__ __forceinline__ void msm_affine_level(const Affine<F>* pts, const uin
                 kind[i * stride + g] = (uint8_t)cs;
             }
         }
-        F run = aff_block_inverse(acc, roots);  // 1 / acc
+        F run = aff_block_inverse<F, T>(acc, roots);  // 1 / acc
         if (o0 >= total) continue;
         // Phase 3, slots backwards. Slot i's case and indices, and its copies into buffer
         // i & 1 (one group per slot, empty for nothing to copy).
@@ -267,15 +297,15 @@ __device__ __forceinline__ void msm_affine_level(const Affine<F>* pts, const uin
                 const uint4* a = reinterpret_cast<const uint4*>(pts + (m.a & 0x7fffffffu));
                 const uint4* bq = reinterpret_cast<const uint4*>(pts + (m.b & 0x7fffffffu));
 #pragma unroll
-                for (int k = 0; k < 6; k++) aff_cp16(piece(buf, k), a + k);
+                for (int k = 0; k < PP; k++) aff_cp16(piece(buf, k), a + k);
                 if (m.cs != AFF_FIRST) {
 #pragma unroll
-                    for (int k = 0; k < 6; k++) aff_cp16(piece(buf, 6 + k), bq + k);
+                    for (int k = 0; k < PP; k++) aff_cp16(piece(buf, PP + k), bq + k);
                 }
                 if ((m.cs == AFF_ADD || m.cs == AFF_DBL) && i != first) {
                     const uint4* pr = reinterpret_cast<const uint4*>(pre + i * stride + g);
 #pragma unroll
-                    for (int k = 0; k < 3; k++) aff_cp16(piece(buf, 12 + k), pr + k);
+                    for (int k = 0; k < PF; k++) aff_cp16(piece(buf, 2 * PP + k), pr + k);
                 }
             }
             aff_cp_commit();
@@ -296,11 +326,11 @@ __device__ __forceinline__ void msm_affine_level(const Affine<F>* pts, const uin
             }
             if (c.cs == AFF_NONE) continue;
             const int buf = i & 1;
-            Affine<F> p = {staged_at(buf, 0), staged_at(buf, 3)};
+            Affine<F> p = {staged_at(buf, 0), staged_at(buf, PF)};
             if (c.a >> 31) p = p.neg();
             Affine<F> q = p;
             if (c.cs != AFF_FIRST) {
-                q = {staged_at(buf, 6), staged_at(buf, 9)};
+                q = {staged_at(buf, PP), staged_at(buf, PP + PF)};
                 if (c.b >> 31) q = q.neg();
             }
             Affine<F> r = p;
@@ -312,7 +342,7 @@ __device__ __forceinline__ void msm_affine_level(const Affine<F>* pts, const uin
                 const F d = aff_denominator(p, q, c.cs);
                 F inv = run;
                 if (i != first) {
-                    inv = run * staged_at(buf, 12);
+                    inv = run * staged_at(buf, 2 * PP);
                     run = run * d;
                 }
                 F num;

@@ -1,34 +1,39 @@
-//! Batch-affine levels of the G1 bucket sums (kernels/msm/affine_sums.cuh).
+//! Batch-affine levels of the bucket sums, G1 and G2 (kernels/msm/affine_sums.cuh).
 //!
 //! Each level pairs the points of every bucket and adds each pair in affine coordinates,
 //! the denominators of a block's pairs inverted together: about 6 field products per
 //! addition against the 10 of the mixed XYZZ addition that `msm_chunk_sum` makes. What
 //! the last level leaves of each bucket (about a 2^-levels share of the entries) goes
-//! straight into the bucket reduction's running sums (leftover.rs, kernels/msm/leftover.cuh).
+//! straight into the bucket reduction's running sums (G1's H MSM: leftover.rs,
+//! kernels/msm/leftover.cuh) or through the XYZZ chunk sums.
 
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, DriverError, PushKernelArg};
 use filprove_groth16::ProveError;
 
 use crate::gpu::{blocks, cfg, Gpu};
-use crate::kernels::{AFFINE_LEVEL as LEVEL, AFFINE_LEVEL_SHARED_PER_THREAD};
+use crate::kernels::AFFINE_LEVELS;
 use crate::work::{Work, AFFINE_ADD_FQ};
 
-use super::{scan_u32, MsmTuning};
+use super::{scan_u32, Curve, MsmTuning};
 
-/// Bytes of one G1 affine point and of one Fq element on the device.
-const POINT_BYTES: usize = 96;
-const FQ_BYTES: usize = 48;
-/// Scratch bytes per output slot of a level round: a prefix product, two input indices
-/// and a case byte.
-const SLOT_BYTES: usize = FQ_BYTES + 2 * 4 + 1;
+/// Scratch bytes per output slot of a level round: a prefix product (one coordinate's
+/// field element), two input indices and a case byte.
+fn slot_bytes<C: Curve>() -> usize {
+    C::AFFINE_BYTES / 2 + 2 * 4 + 1
+}
 /// Upper bound on the level kernel's resident threads (132 SMs x 1,024), for the scratch
 /// bound.
 const MAX_THREADS: usize = 132 * 1024;
 
-/// Dynamic shared memory of the level kernel for blocks of `threads` (as much as
-/// `Gpu::open` allows it for a block of its launch bound).
-fn stage_bytes(threads: u32) -> u32 {
-    AFFINE_LEVEL_SHARED_PER_THREAD * threads
+/// The level kernel of `C` and its dynamic shared memory per thread (as much as `Gpu::open`
+/// allows it for a block of its launch bound).
+fn level_kernel<C: Curve>() -> (String, u32) {
+    let name = format!("{}_msm_affine_level", C::PREFIX);
+    let per_thread = AFFINE_LEVELS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or(0, |&(_, b)| b);
+    (name, per_thread)
 }
 
 /// The level kernel's block size: its launch bound (`AFF_THREADS` in affine_sums.cuh).
@@ -44,18 +49,18 @@ pub(super) fn halved(m: usize, nb: usize) -> usize {
 
 impl MsmTuning {
     /// Device bytes the levels need beyond the scattered entries of a window group of at
-    /// most `entries` entries in `nb` buckets: two levels' points, two offset arrays and
-    /// the scratch (0 when the group runs no levels).
-    pub fn scratch_bytes(&self, entries: usize, nb: usize) -> usize {
+    /// most `entries` entries in `nb` buckets of points of `C`: two levels' points, two
+    /// offset arrays and the scratch (0 when the group runs no levels).
+    pub fn scratch_bytes<C: Curve>(&self, entries: usize, nb: usize) -> usize {
         let levels = self.levels_for(entries);
         if levels == 0 {
             return 0;
         }
         let first = halved(entries, nb);
         let second = if levels > 1 { halved(first, nb) } else { 0 };
-        (first + second) * POINT_BYTES
+        (first + second) * C::AFFINE_BYTES
             + 3 * (nb + 1) * 4
-            + self.slots.max(1) as usize * MAX_THREADS * SLOT_BYTES
+            + self.slots.max(1) as usize * MAX_THREADS * slot_bytes::<C>()
     }
 }
 
@@ -69,8 +74,8 @@ pub(super) struct Leftover {
 
 /// Runs the levels `sums` gives a group of `entries` (at least 1 level) over the scattered
 /// entries `sorted` (indices into `bases`, sign in bit 31) with bucket `offsets` (nb + 1),
-/// at most `entries` of them. Everything is queued on the compute stream.
-pub(super) fn run_levels(
+/// at most `entries` of them, points of `C`. Everything is queued on the compute stream.
+pub(super) fn run_levels<C: Curve>(
     gpu: &Gpu,
     bases: &CudaView<'_, u8>,
     sorted: &CudaSlice<u32>,
@@ -81,15 +86,18 @@ pub(super) fn run_levels(
 ) -> Result<Leftover, ProveError> {
     let levels = sums.levels_for(entries);
     let s = gpu.stream();
-    let level_fn = gpu.func(LEVEL)?;
-    let halve_fn = gpu.func("g1_msm_affine_halve")?;
-    let block = level_threads(level_fn).map_err(|e| gpu.err(LEVEL, e))?;
-    let stage = stage_bytes(block);
-    let grid = (gpu.resident_threads_with(LEVEL, block, stage)? / block as usize)
+    let (level, per_thread) = level_kernel::<C>();
+    let halve = format!("{}_msm_affine_halve", C::PREFIX);
+    let level_fn = gpu.func(&level)?;
+    let halve_fn = gpu.func(&halve)?;
+    let block = level_threads(level_fn).map_err(|e| gpu.err(&level, e))?;
+    let stage = per_thread * block;
+    let grid = (gpu.resident_threads_with(&level, block, stage)? / block as usize)
         .clamp(1, MAX_THREADS / block as usize);
     let slots = sums.slots.max(1);
     let entries_per_array = slots as usize * grid * block as usize;
-    let mut pre = gpu.alloc::<u8>(entries_per_array * FQ_BYTES)?;
+    let point_bytes = C::AFFINE_BYTES;
+    let mut pre = gpu.alloc::<u8>(entries_per_array * point_bytes / 2)?;
     let mut src_a = gpu.alloc::<u32>(entries_per_array)?;
     let mut src_b = gpu.alloc::<u32>(entries_per_array)?;
     let mut kind = gpu.alloc::<u8>(entries_per_array)?;
@@ -110,15 +118,16 @@ pub(super) fn run_levels(
                 .arg(&mut counts)
                 .launch(cfg(blocks(nb + 1, 256), 256, 0))
         }
-        .map_err(|e| gpu.err("g1_msm_affine_halve", e))?;
+        .map_err(|e| gpu.err(&halve, e))?;
         let mut out_off = gpu.alloc::<u32>(nb + 1)?;
         scan_u32(gpu, &counts, &mut out_off, nb + 1)?;
         drop(counts);
         let next = halved(bound, nb);
-        let mut out = gpu.alloc::<u8>(next.max(1) * POINT_BYTES)?;
+        let mut out = gpu.alloc::<u8>(next.max(1) * point_bytes)?;
         // SAFETY: msm_affine_level(pts, sorted, in_off, out_off, nb, out, pre, src_a,
-        // src_b, kind, slots) as in msm_g1.cu, blocks of its launch bound with their
-        // dynamic shared memory (allowed at module load, `prepare`). The first level reads `bases` through `sorted` (at most
+        // src_b, kind, slots) as in msm_g1.cu / msm_g2.cu, points of C, blocks of its
+        // launch bound with their dynamic shared memory (allowed at module load,
+        // `allow_large_shared`). The first level reads `bases` through `sorted` (at most
         // `entries` indices below the bases' length), later ones the previous level's
         // points (`bound` of them, `in_off[nb]` used); `out` holds `next` >= out_off[nb]
         // points; the scratch holds `slots` entries per thread of `grid` blocks.
@@ -139,12 +148,12 @@ pub(super) fn run_levels(
                 .arg(&slots)
                 .launch(cfg(grid, block, stage))
         }
-        .map_err(|e| gpu.err("g1_msm_affine_level", e))?;
+        .map_err(|e| gpu.err(&level, e))?;
         // About one addition per two input points: two points read, the sum written, a
         // slot's prefix, indices and case written and read back.
         let adds = bound as f64 / 2.0;
-        work += Work::fq(adds * AFFINE_ADD_FQ)
-            .and_bytes(adds * (3 * POINT_BYTES + 2 * SLOT_BYTES) as f64);
+        work += Work::fq(adds * AFFINE_ADD_FQ * C::FQ_PER_PRODUCT)
+            .and_bytes(adds * (3 * point_bytes + 2 * slot_bytes::<C>()) as f64);
         cur = Some(Leftover {
             points: out,
             offsets: out_off,
@@ -159,7 +168,7 @@ pub(super) fn run_levels(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::msm::LeftoverReduce;
+    use crate::msm::{LeftoverReduce, G1, G2};
 
     /// The bound holds for every way of spreading m points over nb buckets (brute force
     /// over small cases), and it halves large groups.
@@ -196,7 +205,10 @@ mod tests {
             leftover: LeftoverReduce::Auto,
             binned_min: MsmTuning::BINNED_MIN,
         };
-        assert!(on.scratch_bytes(1 << 27, 1 << 21) > 9 << 30);
-        assert_eq!(MsmTuning::OFF.scratch_bytes(1 << 27, 1 << 21), 0);
+        assert!(on.scratch_bytes::<G1>(1 << 27, 1 << 21) > 9 << 30);
+        assert!(
+            on.scratch_bytes::<G2>(1 << 25, 1 << 19) > on.scratch_bytes::<G1>(1 << 25, 1 << 19)
+        );
+        assert_eq!(MsmTuning::OFF.scratch_bytes::<G1>(1 << 27, 1 << 21), 0);
     }
 }

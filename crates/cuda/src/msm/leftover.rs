@@ -34,7 +34,7 @@ pub(super) fn leftover_segments<C: Curve>(
     c: u32,
     mode: LeftoverReduce,
 ) -> Result<Option<u32>, ProveError> {
-    if mode == LeftoverReduce::Never {
+    if mode == LeftoverReduce::Never || !C::LEFTOVER_REDUCE {
         return Ok(None);
     }
     let name = format!("{}_msm_leftover_reduce", C::PREFIX);

@@ -12,7 +12,7 @@
 //! - `tuning`: [`MsmTuning`], how the MSMs run;
 //! - `launch`: driver errors and the exclusive scan;
 //! - `scatter`: step 3, the digits of a window group in bucket order (direct or binned);
-//! - `affine`: the batch-affine levels of the G1 bucket sums;
+//! - `affine`: the batch-affine levels of the bucket sums (G1 and G2);
 //! - `buckets`: bucket sums over chunks and block reductions of points;
 //! - `leftover`: the bucket reduction straight from what the levels leave;
 //! - `pippenger`: the bucket method over every window group;

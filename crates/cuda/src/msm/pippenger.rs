@@ -86,7 +86,7 @@ pub(super) fn pippenger<C: Curve>(
             digits.direct(w0, w1, (w1 + g).min(w), &mut counted)?
         };
         let left = if has_levels(w0) {
-            let left = run_levels(gpu, bases, &sorted, &offsets, nb, gw * n, affine)?;
+            let left = run_levels::<C>(gpu, bases, &sorted, &offsets, nb, gw * n, affine)?;
             Some(left)
         } else {
             None

@@ -35,12 +35,12 @@ pub fn scratch_bytes<C: Curve>(n: usize) -> usize {
     let affine = if C::AFFINE_SUMS {
         let entries = g * n;
         // With levels: the heavy buckets' sums and the reduction's partial sums too.
-        let reduce = if sums.levels_for(entries) > 0 {
+        let reduce = if C::LEFTOVER_REDUCE && sums.levels_for(entries) > 0 {
             nb * x + w as usize * MAX_LEFTOVER_SEGMENTS as usize * x
         } else {
             0
         };
-        sums.scratch_bytes(entries, nb) + reduce
+        sums.scratch_bytes::<C>(entries, nb) + reduce
     } else {
         0
     };

@@ -67,7 +67,7 @@ pub(super) fn split_msm<C: Curve>(
 }
 
 /// Sum of bases[ones[i]] for the `n` indices of the ones (one XYZZ point on the device;
-/// `counts[0]` holds n on the device). With the batch-affine levels (G1, from
+/// `counts[0]` holds n on the device). With the batch-affine levels (from
 /// `affine.min_entries` ones) the list is first one bucket of those levels, and what they
 /// leave is summed.
 fn ones_sum<C: Curve>(
@@ -88,7 +88,7 @@ fn ones_sum<C: Curve>(
     gpu.stream()
         .memcpy_dtod(&counts.slice(0..1), &mut offsets.slice_mut(1..2))
         .map_err(launch_err(gpu, "copy the ones' count"))?;
-    let left = run_levels(gpu, bases, ones, &offsets, 1, n, affine)?;
+    let left = run_levels::<C>(gpu, bases, ones, &offsets, 1, n, affine)?;
     let count = left.offsets.slice(1..2);
     let r = list_sum::<C>(gpu, &left.points.as_view(), None, left.bound, Some(&count))?;
     gpu.probe("msm_ones_sum", mixed_adds::<C>(left.bound as f64))?;

@@ -3,7 +3,7 @@
 
 use crate::gpu::Gpu;
 
-/// How the MSMs run: the batch-affine levels of the G1 bucket sums, the leftover
+/// How the MSMs run: the batch-affine levels of the bucket sums, the leftover
 /// reduction and the binned scatter. Every setting gives the same sums; production uses
 /// the default ([`MsmTuning::default`]), tests and `gpu_bench` others.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
