@@ -209,6 +209,31 @@ fn repeated_opposite_and_identity_bases() {
     }
 }
 
+/// The scalar sets of the level tests, `max` each: random, all equal (one heavy bucket), the
+/// Filecoin mix, and heavy and light buckets side by side after the levels (two thirds of
+/// the scalars from 37 values, a third small integers: window 0's low buckets only).
+fn level_scalar_sets(rng: &mut impl rand::RngCore, max: usize) -> [(&'static str, Vec<Fr>); 4] {
+    let scalars = common::scalars(&mut *rng, max);
+    let same = vec![Fr::random(&mut *rng); max];
+    let filecoin = common::filecoin_mix(&mut *rng, max);
+    let values: Vec<Fr> = (0..37).map(|_| Fr::random(&mut *rng)).collect();
+    let few: Vec<Fr> = (0..max)
+        .map(|i| {
+            if i % 3 == 0 {
+                Fr::from((i % 1000 + 2) as u64)
+            } else {
+                values[i % values.len()]
+            }
+        })
+        .collect();
+    [
+        ("random", scalars),
+        ("same", same),
+        ("filecoin", filecoin),
+        ("few", few),
+    ]
+}
+
 /// The batch-affine levels of the G1 bucket sums, forced on at every size and for 1 to 6
 /// levels: random points and scalars, one heavy bucket (all scalars equal), the Filecoin
 /// mix through the split MSM, heavy and light buckets mixed (the leftover reduction's
@@ -222,21 +247,7 @@ fn affine_levels_match_cpu() {
     let mut rng = common::rng("affine_levels");
     let max = 1usize << 17;
     let bases = common::g1_points(&mut rng, max);
-    let scalars = common::scalars(&mut rng, max);
-    let same = vec![Fr::random(&mut rng); max];
-    let filecoin = common::filecoin_mix(&mut rng, max);
-    // Heavy and light buckets side by side after the levels: two thirds of the scalars
-    // from 37 values, a third small integers (window 0's low buckets only).
-    let values: Vec<Fr> = (0..37).map(|_| Fr::random(&mut rng)).collect();
-    let few: Vec<Fr> = (0..max)
-        .map(|i| {
-            if i % 3 == 0 {
-                Fr::from((i % 1000 + 2) as u64)
-            } else {
-                values[i % values.len()]
-            }
-        })
-        .collect();
+    let sets = level_scalar_sets(&mut rng, max);
     let distinct = common::g1_points(&mut rng, 7);
     let picks = [Fr::random(&mut rng), Fr::random(&mut rng), -Fr::ONE];
     // Slots per thread and round: 1, an odd count, and the default; the leftover
@@ -256,12 +267,7 @@ fn affine_levels_match_cpu() {
             binned_min,
         };
         for n in common::sizes(17) {
-            for (name, s) in [
-                ("random", &scalars),
-                ("same", &same),
-                ("filecoin", &filecoin),
-                ("few", &few),
-            ] {
+            for (name, s) in &sets {
                 let what = format!("{levels} levels, {leftover:?}, {name} of {n}");
                 g1_plain_and_split_match(&gpu, &bases[..n], &s[..n], &affine, &what);
             }
@@ -281,8 +287,8 @@ fn affine_levels_match_cpu() {
 }
 
 /// The batch-affine levels of the G2 bucket sums (Fq2 slopes, the norm's inversion),
-/// forced on at every size for 1 to 6 levels, plain and split: random points and scalars,
-/// one heavy bucket, the Filecoin mix and few distinct scalars, then bases that repeat,
+/// forced on at every size for 1 to 6 levels, plain and split, on the scalar sets of
+/// `level_scalar_sets` and random points, then bases that repeat,
 /// cancel and include the identity. What the levels leave goes through the XYZZ chunk
 /// sums (G2 has no leftover reduction, even where the tuning asks for it).
 #[test]
@@ -293,11 +299,7 @@ fn g2_affine_levels_match_cpu() {
     let mut rng = common::rng("g2_affine_levels");
     let max = 1usize << 13;
     let bases = common::g2_points(&mut rng, max);
-    let scalars = common::scalars(&mut rng, max);
-    let same = vec![Fr::random(&mut rng); max];
-    let filecoin = common::filecoin_mix(&mut rng, max);
-    let values: Vec<Fr> = (0..37).map(|_| Fr::random(&mut rng)).collect();
-    let few: Vec<Fr> = (0..max).map(|i| values[i % values.len()]).collect();
+    let sets = level_scalar_sets(&mut rng, max);
     let distinct = common::g2_points(&mut rng, 7);
     let picks = [Fr::random(&mut rng), Fr::random(&mut rng), -Fr::ONE];
     for (levels, slots, leftover) in [
@@ -313,12 +315,7 @@ fn g2_affine_levels_match_cpu() {
             binned_min: usize::MAX,
         };
         for n in common::sizes(13) {
-            for (name, s) in [
-                ("random", &scalars),
-                ("same", &same),
-                ("filecoin", &filecoin),
-                ("few", &few),
-            ] {
+            for (name, s) in &sets {
                 let want = cpu::msm_g2(&bases[..n], &s[..n]).unwrap();
                 for split in [false, true] {
                     let got =
