@@ -54,16 +54,18 @@ impl MsmTuning {
     /// 883 ms binned against 934 direct, its scatter 76 ms against 128.
     pub const BINNED_MIN: usize = 1 << 22;
 
-    /// Default slots per thread and round.
-    pub const SLOTS: u32 = 128;
+    /// Default slots per thread and round: on the H200 the 2^27 G1 MSM's levels take
+    /// 723.9 / 711.7 / 705.1 / 696.1 / 693.1 / 690.8 / 689.7 ms at 96 / 128 / 160 / 192 /
+    /// 224 / 256 / 320 slots (2026-12-04, one device call; each 32 more slots cost
+    /// 32 x 57 bytes of scratch per resident thread).
+    pub const SLOTS: u32 = 256;
 
     /// The production setting: 5 levels from 2^23 entries (window groups, or the ones of a
-    /// split MSM), at most 128 slots per thread and round, the leftover reduced straight
-    /// where its buckets fill the GPU, binned scatter from 2^22 entries. On the H200 the
-    /// 2^27 G1 MSM takes 966.6 ms with 4 levels and 961.3 ms with 5; the split 2^27 MSM of
-    /// the Filecoin mix 72.8 ms without levels, 64.2 ms with them for its ones (2^25
-    /// threshold) and 60.1 ms for its window groups too (2^23). Slots at 4 levels with one
-    /// fixed count per level: 705-727 ms for 128 / 96 / 64, 730 for 256
+    /// split MSM), at most [`Self::SLOTS`] slots per thread and round, the leftover reduced
+    /// straight where its buckets fill the GPU, binned scatter from 2^22 entries. On the
+    /// H200 the 2^27 G1 MSM takes 966.6 ms with 4 levels and 961.3 ms with 5; the split
+    /// 2^27 MSM of the Filecoin mix 72.8 ms without levels, 64.2 ms with them for its ones
+    /// (2^25 threshold) and 60.1 ms for its window groups too (2^23)
     /// (docs/decisions/003-batch-affine-msm-levels.md).
     pub const PRODUCTION: Self = Self {
         levels: 5,
