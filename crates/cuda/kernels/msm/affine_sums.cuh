@@ -4,12 +4,12 @@
 // A mixed XYZZ addition costs 10 field products. An affine addition costs 3 (the slope
 // and the new x and y) once its denominator is inverted, and Montgomery's trick inverts
 // many denominators for 3 products each plus one inversion. The same kernel serves G1
-// (F = Fq) and G2 (F = Fq2, whose inverse is one Fq inversion of the norm). Each level here pairs the
-// points of every bucket, (0, 1), (2, 3), ..., and writes the sums (an odd bucket's last
-// point goes on alone): m points become ceil(m / 2), in bucket order, with new offsets
-// (msm_affine_halve, then an exclusive scan). After the last level msm/leftover.cuh adds
-// what is left of each bucket in XYZZ coordinates, straight into the bucket reduction's
-// running sums.
+// (F = Fq) and G2 (F = Fq2, whose inverse is one Fq inversion of the norm). Each level
+// here pairs the points of every bucket, (0, 1), (2, 3), ..., and writes the sums (an odd
+// bucket's last point goes on alone): m points become ceil(m / 2), in bucket order, with
+// new offsets (msm_affine_halve, then an exclusive scan). After the last level what is
+// left of each bucket is added in XYZZ coordinates: for G1's large groups straight into
+// the bucket reduction's running sums (msm/leftover.cuh), otherwise by msm_chunk_sum.
 //
 // One level: block-uniform rounds over the level's outputs; in a round each thread takes
 // `slots` consecutive outputs (one binary search for the first one's bucket, then a
