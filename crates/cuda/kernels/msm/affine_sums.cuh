@@ -360,3 +360,18 @@ __device__ __forceinline__ void msm_affine_level(const Affine<F>* pts, const uin
         }
     }
 }
+
+// The entry points of one curve G over F: the halving counts and the level kernel in
+// blocks of T threads (launch bounds T, BLOCKS), whose stage of PIECES 16-byte pieces per
+// slot and thread must match AFFINE_LEVELS in src/kernels.rs.
+#define AFFINE_LEVEL_KERNELS(G, F, T, BLOCKS, PIECES)                                                        \
+    static_assert(aff_stage_bytes<F, T>() == 2 * (PIECES) * 16 * (T), "AFFINE_LEVELS in src/kernels.rs");   \
+    extern "C" __global__ void G##_msm_affine_halve(const uint32_t* off, uint32_t nb, uint32_t* counts) {    \
+        msm_affine_halve(off, nb, counts);                                                                   \
+    }                                                                                                        \
+    extern "C" __global__ void __launch_bounds__(T, BLOCKS)                                                  \
+        G##_msm_affine_level(const Affine<F>* pts, const uint32_t* sorted, const uint32_t* in_off,           \
+                             const uint32_t* out_off, uint32_t nb, Affine<F>* out, F* pre, uint32_t* src_a,  \
+                             uint32_t* src_b, uint8_t* kind, uint32_t max_slots) {                           \
+        msm_affine_level<F, T>(pts, sorted, in_off, out_off, nb, out, pre, src_a, src_b, kind, max_slots);  \
+    }

@@ -4,14 +4,7 @@
 
 MSM_KERNELS(g1, Fq, MSM_SUM_BOUNDS, MSM_REDUCE_BOUNDS_G1)
 
-extern "C" __global__ void g1_msm_affine_halve(const uint32_t* off, uint32_t nb, uint32_t* counts) {
-    msm_affine_halve(off, nb, counts);
-}
-extern "C" __global__ void __launch_bounds__(AFF_THREADS_G1, AFF_BLOCKS_G1)
-    g1_msm_affine_level(const G1A* pts, const uint32_t* sorted, const uint32_t* in_off, const uint32_t* out_off,
-                        uint32_t nb, G1A* out, Fq* pre, uint32_t* src_a, uint32_t* src_b, uint8_t* kind, uint32_t max_slots) {
-    msm_affine_level<Fq, AFF_THREADS_G1>(pts, sorted, in_off, out_off, nb, out, pre, src_a, src_b, kind, max_slots);
-}
+AFFINE_LEVEL_KERNELS(g1, Fq, AFF_THREADS_G1, AFF_BLOCKS_G1, 15)
 
 extern "C" __global__ void g1_msm_leftover_heavy_counts(const uint32_t* off, uint32_t nb, uint32_t light,
                                                         uint32_t* counts) {

@@ -16,24 +16,25 @@ use crate::work::{Work, AFFINE_ADD_FQ};
 
 use super::{scan_u32, Curve, MsmTuning};
 
-/// Scratch bytes per output slot of a level round: a prefix product (one coordinate's
-/// field element), two input indices and a case byte.
+/// Bytes of one coordinate (a field element) of a point of `C`.
+fn field_bytes<C: Curve>() -> usize {
+    C::AFFINE_BYTES / 2
+}
+/// Scratch bytes per output slot of a level round: a prefix product, two input indices
+/// and a case byte.
 fn slot_bytes<C: Curve>() -> usize {
-    C::AFFINE_BYTES / 2 + 2 * 4 + 1
+    field_bytes::<C>() + 2 * 4 + 1
 }
 /// Upper bound on the level kernel's resident threads (132 SMs x 1,024), for the scratch
 /// bound.
 const MAX_THREADS: usize = 132 * 1024;
 
 /// The level kernel of `C` and its dynamic shared memory per thread (as much as `Gpu::open`
-/// allows it for a block of its launch bound).
-fn level_kernel<C: Curve>() -> (String, u32) {
+/// allows it for a block of its launch bound); None if `kernels::AFFINE_LEVELS` lacks it.
+fn level_kernel<C: Curve>() -> Option<(String, u32)> {
     let name = format!("{}_msm_affine_level", C::PREFIX);
-    let per_thread = AFFINE_LEVELS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map_or(0, |&(_, b)| b);
-    (name, per_thread)
+    let &(_, per_thread) = AFFINE_LEVELS.iter().find(|(n, _)| *n == name)?;
+    Some((name, per_thread))
 }
 
 /// The level kernel's block size: its launch bound (`AFF_THREADS` in affine_sums.cuh).
@@ -86,7 +87,8 @@ pub(super) fn run_levels<C: Curve>(
 ) -> Result<Leftover, ProveError> {
     let levels = sums.levels_for(entries);
     let s = gpu.stream();
-    let (level, per_thread) = level_kernel::<C>();
+    let (level, per_thread) = level_kernel::<C>()
+        .ok_or_else(|| gpu.fault(format!("no {} level kernel listed", C::PREFIX)))?;
     let halve = format!("{}_msm_affine_halve", C::PREFIX);
     let level_fn = gpu.func(&level)?;
     let halve_fn = gpu.func(&halve)?;
@@ -97,7 +99,7 @@ pub(super) fn run_levels<C: Curve>(
     let slots = sums.slots.max(1);
     let entries_per_array = slots as usize * grid * block as usize;
     let point_bytes = C::AFFINE_BYTES;
-    let mut pre = gpu.alloc::<u8>(entries_per_array * point_bytes / 2)?;
+    let mut pre = gpu.alloc::<u8>(entries_per_array * field_bytes::<C>())?;
     let mut src_a = gpu.alloc::<u32>(entries_per_array)?;
     let mut src_b = gpu.alloc::<u32>(entries_per_array)?;
     let mut kind = gpu.alloc::<u8>(entries_per_array)?;
@@ -169,6 +171,20 @@ pub(super) fn run_levels<C: Curve>(
 mod tests {
     use super::*;
     use crate::msm::{LeftoverReduce, G1, G2};
+
+    /// Both curves' level kernels are listed with their stage: two buffers of two points
+    /// and a prefix per thread.
+    #[test]
+    fn level_kernels_are_listed() {
+        assert_eq!(
+            level_kernel::<G1>(),
+            Some(("g1_msm_affine_level".into(), 2 * 5 * 48))
+        );
+        assert_eq!(
+            level_kernel::<G2>(),
+            Some(("g2_msm_affine_level".into(), 2 * 5 * 96))
+        );
+    }
 
     /// The bound holds for every way of spreading m points over nb buckets (brute force
     /// over small cases), and it halves large groups.

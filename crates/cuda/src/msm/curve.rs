@@ -15,9 +15,7 @@ pub trait Curve {
     const XYZZ_BYTES: usize;
     /// Threads per block for the reductions (bounded by registers and shared memory).
     const REDUCE_THREADS: u32;
-    /// Whether the bucket sums have batch-affine levels (affine.rs).
-    const AFFINE_SUMS: bool;
-    /// Whether what the levels leave can be reduced straight into the running sums
+    /// Whether what the batch-affine levels (affine.rs) leave can be reduced straight into the running sums
     /// (leftover.rs; G1 only: G2's goes through the XYZZ chunk sums).
     const LEFTOVER_REDUCE: bool;
     /// Fq products per product of the coordinates' field (Fq: 1, Fq2: 3 by Karatsuba), for
@@ -41,7 +39,6 @@ impl Curve for G1 {
     const AFFINE_BYTES: usize = 96;
     const XYZZ_BYTES: usize = 192;
     const REDUCE_THREADS: u32 = 128;
-    const AFFINE_SUMS: bool = true;
     const LEFTOVER_REDUCE: bool = true;
     const FQ_PER_PRODUCT: f64 = 1.0;
     type Affine = G1Affine;
@@ -56,7 +53,6 @@ impl Curve for G2 {
     const AFFINE_BYTES: usize = 192;
     const XYZZ_BYTES: usize = 384;
     const REDUCE_THREADS: u32 = 64;
-    const AFFINE_SUMS: bool = true;
     const LEFTOVER_REDUCE: bool = false;
     const FQ_PER_PRODUCT: f64 = 3.0;
     type Affine = G2Affine;

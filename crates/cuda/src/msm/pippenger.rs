@@ -39,8 +39,7 @@ pub(super) fn pippenger<C: Curve>(
     // with their buckets (only the last group can be smaller): they are reduced from
     // what the levels leave, group by group (reduce_leftover), into
     // `leftover_partial`; the others go through XYZZ buckets.
-    let has_levels =
-        |w0: u32| C::AFFINE_SUMS && affine.levels_for(((w0 + g).min(w) - w0) as usize * n) > 0;
+    let has_levels = |w0: u32| affine.levels_for(((w0 + g).min(w) - w0) as usize * n) > 0;
     let mut lsegs = 0;
     let mut wa = 0;
     for w0 in (0..w).step_by(g as usize) {

@@ -32,17 +32,14 @@ pub fn scratch_bytes<C: Curve>(n: usize) -> usize {
     let all = w as usize * b * x + w as usize * segs * x;
     let lists = 2 * n * 4 + 2 * (n.div_ceil(list_chunk_len(n) as usize) + 2) * x;
     let canon = Digits::canon_bytes(n, binned);
-    let affine = if C::AFFINE_SUMS {
-        let entries = g * n;
-        // With levels: the heavy buckets' sums and the reduction's partial sums too.
-        let reduce = if C::LEFTOVER_REDUCE && sums.levels_for(entries) > 0 {
-            nb * x + w as usize * MAX_LEFTOVER_SEGMENTS as usize * x
-        } else {
-            0
-        };
-        sums.scratch_bytes::<C>(entries, nb) + reduce
+    let entries = g * n;
+    // With levels reduced from their leftovers: the heavy buckets' sums and the
+    // reduction's partial sums too.
+    let reduce = if C::LEFTOVER_REDUCE && sums.levels_for(entries) > 0 {
+        nb * x + w as usize * MAX_LEFTOVER_SEGMENTS as usize * x
     } else {
         0
     };
+    let affine = sums.scratch_bytes::<C>(entries, nb) + reduce;
     w as usize * x + x + all + group + bins + lists + canon + affine
 }

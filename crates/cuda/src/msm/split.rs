@@ -78,7 +78,7 @@ fn ones_sum<C: Curve>(
     n: usize,
     affine: &MsmTuning,
 ) -> Result<CudaSlice<u8>, ProveError> {
-    if !C::AFFINE_SUMS || affine.levels_for(n) == 0 {
+    if affine.levels_for(n) == 0 {
         let r = list_sum::<C>(gpu, bases, Some(ones), n, None)?;
         gpu.probe("msm_ones_sum", mixed_adds::<C>(n as f64))?;
         return Ok(r);
