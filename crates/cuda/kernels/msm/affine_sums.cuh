@@ -256,7 +256,12 @@ __device__ __forceinline__ void msm_affine_level(const Affine<F>* pts, const uin
                 uint32_t cs = AFF_NONE;
                 if (l.valid) {
                     F d;
-                    if (l.pair && !px.is_zero() && !qx.is_zero() && px != qx) {
+                    if (!l.pair) {
+                        // An odd bucket's last point goes on alone, whatever it is: no load
+                        // (a warp would wait for one whenever any of its lanes had such a
+                        // slot, most of the time in the later levels).
+                        cs = AFF_FIRST;
+                    } else if (!px.is_zero() && !qx.is_zero() && px != qx) {
                         // Neither is the identity (x = 0 there) and the x differ.
                         cs = AFF_ADD;
                         d = qx - px;
