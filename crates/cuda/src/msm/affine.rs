@@ -25,9 +25,19 @@ fn field_bytes<C: Curve>() -> usize {
 fn slot_bytes<C: Curve>() -> usize {
     field_bytes::<C>() + 2 * 4 + 1
 }
-/// Upper bound on the level kernel's resident threads (132 SMs x 1,024), for the scratch
-/// bound.
-const MAX_THREADS: usize = 132 * 1024;
+/// Upper bound on the SMs of a device (H200: 132, B200: 148) and on the shared memory of
+/// one SM (228 KiB on sm_90 and sm_100, less on the others), for the scratch bound.
+const MAX_SMS: usize = 160;
+const MAX_SHARED_PER_SM: usize = 228 << 10;
+
+/// Upper bound on the level kernel's resident threads: each holds its stage in shared
+/// memory (G1: 480 bytes, at most 486 threads per SM; G2: 960 bytes, 243), so the scratch
+/// is planned for what can run, not for 1,024 threads per SM (the H200 runs 384 for G1 and
+/// 224 for G2). The launch never takes more (`run_levels`).
+fn max_threads<C: Curve>() -> usize {
+    let per_thread = level_kernel::<C>().map_or(16, |(_, b)| b as usize).max(16);
+    MAX_SMS * (MAX_SHARED_PER_SM / per_thread)
+}
 
 /// The level kernel of `C` and its dynamic shared memory per thread (as much as `Gpu::open`
 /// allows it for a block of its launch bound); None if `kernels::AFFINE_LEVELS` lacks it.
@@ -61,7 +71,7 @@ impl MsmTuning {
         let second = if levels > 1 { halved(first, nb) } else { 0 };
         (first + second) * C::AFFINE_BYTES
             + 3 * (nb + 1) * 4
-            + self.slots.max(1) as usize * MAX_THREADS * slot_bytes::<C>()
+            + self.slots.max(1) as usize * max_threads::<C>() * slot_bytes::<C>()
     }
 }
 
@@ -95,7 +105,7 @@ pub(super) fn run_levels<C: Curve>(
     let block = level_threads(level_fn).map_err(|e| gpu.err(&level, e))?;
     let stage = per_thread * block;
     let grid = (gpu.resident_threads_with(&level, block, stage)? / block as usize)
-        .clamp(1, MAX_THREADS / block as usize);
+        .clamp(1, (max_threads::<C>() / block as usize).max(1));
     let slots = sums.slots.max(1);
     let entries_per_array = slots as usize * grid * block as usize;
     let point_bytes = C::AFFINE_BYTES;
@@ -184,6 +194,17 @@ mod tests {
             level_kernel::<G2>(),
             Some(("g2_msm_affine_level".into(), 2 * 5 * 96))
         );
+    }
+
+    /// The scratch covers every level thread a device of up to MAX_SMS SMs keeps resident
+    /// (H200 and B200: 3 blocks of 128 per SM for G1, 7 of 32 for G2), and no more than
+    /// their stages allow.
+    #[test]
+    fn level_scratch_covers_the_resident_threads() {
+        assert!(max_threads::<G1>() >= 148 * 384);
+        assert!(max_threads::<G2>() >= 148 * 224);
+        assert!(max_threads::<G1>() < 132 * 1024);
+        assert!(max_threads::<G2>() < max_threads::<G1>());
     }
 
     /// The bound holds for every way of spreading m points over nb buckets (brute force
