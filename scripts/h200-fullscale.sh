@@ -14,8 +14,11 @@
 #                                                 # the daemon preloads it, `filprove bench`
 #                                                 # submits REPEAT requests at once over gRPC,
 #                                                 # the daemon verifies every proof
+#   KIND=window-post JOBS=1 bash scripts/h200-fullscale.sh OUTDIR daemon
+#                                                 # the same for 32 GiB WindowPoSt, one at a time
 #
-# SIZE=64GiB runs 64 GiB instead; REPEAT=N proves each request N times (submitted at once);
+# SIZE=64GiB runs 64 GiB instead; REPEAT=N proves each request N times (submitted JOBS at a
+# time, default all at once);
 # the daemon run takes REGISTER_BUDGET_MS ([cuda] register_budget_ms) and MEMORY_BUDGET_GIB.
 # Writes under OUTDIR: the run's JSON log, prove-bench's report, the timeline analysis
 # (GPU busy share, idle gaps, per-partition stages, peak VRAM) and summary.txt, printed
@@ -33,7 +36,7 @@ if [ "$what" = all ]; then
   exit $?
 fi
 case "$what" in
-  daemon) kinds=porep ;;
+  daemon) kinds="${KIND:-porep}" ;;
   snap) kinds=snap; requests=(--request "$work/sector/snap.request.json") ;;
   porep) kinds=porep; requests=(--request "$work/sector/porep.request.json") ;;
   post) kinds=winning-post,window-post
@@ -50,7 +53,12 @@ if [ "$what" = daemon ]; then
   params="$work/params-files" sock="$work/daemon.sock"
   df -h "$work" | tail -n 1 >> "$out/summary.txt"
   t0=$(date +%s.%N)
-  env -u FIL_PROOFS_PARAMETER_CACHE "$bin" params generate --circuit "porep-${size%GiB}g" \
+  case "$kinds" in
+    porep) circuit="porep-${size%GiB}g" ;;
+    window-post) circuit="wpost-${size%GiB}g" ;;
+    *) echo "KIND is porep or window-post"; exit 2 ;;
+  esac
+  env -u FIL_PROOFS_PARAMETER_CACHE "$bin" params generate --circuit "$circuit" \
     --params-dir "$params" > "$out/params.txt" 2>&1 || { tail -n 5 "$out/params.txt"; exit 1; }
   echo "parameter file written: $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s, $(du -sh "$params" | cut -f1)" >> "$out/summary.txt"
   cat > "$work/daemon.toml" <<TOML
@@ -65,7 +73,7 @@ gpu_workers_per_device = 2
 budget = "${MEMORY_BUDGET_GIB:-48}GiB"
 [srs]
 param_cache = "$params"
-preload = ["porep-${size%GiB}g"]
+preload = ["$circuit"]
 budget = "72GiB"
 [journal]
 dir = "$work/journal"
@@ -79,11 +87,13 @@ TOML
     sleep 0.5
   done
   echo "daemon ready with parameters: $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s" >> "$out/summary.txt"
-  "$bin" bench --addr "$sock" --request "$work/sector/porep.request.json" -n "${REPEAT:-5}" \
-    -j "${REPEAT:-5}" > "$out/daemon-bench.txt" 2>&1
+  "$bin" bench --addr "$sock" --request "$work/sector/$kinds.request.json" -n "${REPEAT:-5}" \
+    -j "${JOBS:-${REPEAT:-5}}" > "$out/daemon-bench.txt" 2>&1
   rc=$?
   cat "$out/daemon-bench.txt" >> "$out/summary.txt"
   echo "daemon peak RSS: $(grep VmHWM "/proc/$pid/status" | tr -s ' ')" >> "$out/summary.txt"
+  grep '"job finished"' "$out/daemon-run.log" | grep -oE '"total_ms".*"verify_ms":[0-9]+' \
+    | sed 's/^/job: /' >> "$out/summary.txt"
   kill -TERM "$pid"; wait "$pid"
   "$bin" timeline "$out/daemon-run.log" > "$out/daemon-timeline.txt" 2>&1
   grep -E "^(run|device|  )" "$out/daemon-timeline.txt" | head -n 30 >> "$out/summary.txt"

@@ -184,6 +184,7 @@ impl Shared {
             job = %job.id, kind = job.kind, outcome,
             total_ms = t.total.as_millis() as u64, queue_ms = t.queue_wait.as_millis() as u64,
             synthesis_ms = t.synthesis.as_millis() as u64, prove_ms = t.prove.as_millis() as u64,
+            verify_ms = t.verify.as_millis() as u64,
             "job finished"
         );
         self.metrics
