@@ -379,6 +379,13 @@ async fn connections_beyond_the_limit_are_closed_at_once() {
 async fn calls_beyond_the_stream_limit_wait_for_a_free_stream() {
     let d = TestDaemon::start(|c| c.intake.max_streams_per_connection = 1);
     let channel = client::channel(&d.unix_addr()).await.unwrap();
+    // One call answered on this connection first: the client then holds the daemon's
+    // SETTINGS (its stream limit). Without it the client could open the second stream
+    // below before it read them, and the daemon refuses a stream beyond the limit.
+    pb::proving_engine_client::ProvingEngineClient::new(channel.clone())
+        .get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap();
     let (answers_tx, mut answers) = mpsc::unbounded_channel();
     let body = SlowCall::open_on(channel.clone(), 0, answers_tx);
     let message = framed_message(64 << 10);
