@@ -382,18 +382,15 @@ async fn calls_beyond_the_stream_limit_wait_for_a_free_stream() {
     // One call answered on this connection first: the client then holds the daemon's
     // SETTINGS (its stream limit). Without it the client could open the second stream
     // below before it read them, and the daemon refuses a stream beyond the limit.
-    pb::proving_engine_client::ProvingEngineClient::new(channel.clone())
-        .get_status(pb::GetStatusRequest {})
-        .await
-        .unwrap();
+    let mut same = pb::proving_engine_client::ProvingEngineClient::new(channel.clone());
+    same.get_status(pb::GetStatusRequest {}).await.unwrap();
     let (answers_tx, mut answers) = mpsc::unbounded_channel();
-    let body = SlowCall::open_on(channel.clone(), 0, answers_tx);
+    let body = SlowCall::open_on(channel, 0, answers_tx);
     let message = framed_message(64 << 10);
     send(&body, &message[..1024]);
     // Another connection is not held up.
     let mut other = client::connect(&d.unix_addr()).await.unwrap();
     other.get_status(pb::GetStatusRequest {}).await.unwrap();
-    let mut same = pb::proving_engine_client::ProvingEngineClient::new(channel);
     let mut waiting = tokio::spawn(async move { same.get_status(pb::GetStatusRequest {}).await });
     // Answered at once without the limit; with it, not before the first call ends.
     let early = tokio::time::timeout(Duration::from_millis(500), &mut waiting).await;

@@ -25,18 +25,24 @@ fn field_bytes<C: Curve>() -> usize {
 fn slot_bytes<C: Curve>() -> usize {
     field_bytes::<C>() + 2 * 4 + 1
 }
-/// Upper bound on the SMs of a device (H200: 132, B200: 148) and on the shared memory of
-/// one SM (228 KiB on sm_90 and sm_100, less on the others), for the scratch bound.
+/// Upper bounds on a device's SMs (H200: 132, B200: 148), on the shared memory of one SM
+/// (228 KiB on sm_90 and sm_100, less on the others) and on its resident threads, for the
+/// scratch bound.
 const MAX_SMS: usize = 160;
 const MAX_SHARED_PER_SM: usize = 228 << 10;
+const MAX_THREADS_PER_SM: usize = 2048;
 
-/// Upper bound on the level kernel's resident threads: each holds its stage in shared
-/// memory (G1: 480 bytes, at most 486 threads per SM; G2: 960 bytes, 243), so the scratch
-/// is planned for what can run, not for 1,024 threads per SM (the H200 runs 384 for G1 and
-/// 224 for G2). The launch never takes more (`run_levels`).
+/// Upper bound on the resident threads of a level kernel whose threads hold `per_thread`
+/// bytes of stage in shared memory (G1: 480, at most 486 threads per SM; G2: 960, 243): the
+/// scratch is planned for what can run, not for every thread an SM could hold (the H200
+/// runs 384 for G1 and 224 for G2). The launch never takes more (`run_levels`).
+fn resident_bound(per_thread: u32) -> usize {
+    MAX_SMS * (MAX_SHARED_PER_SM / per_thread.max(1) as usize).min(MAX_THREADS_PER_SM)
+}
+
+/// [`resident_bound`] of `C`'s level kernel (every thread an SM holds if it is not listed).
 fn max_threads<C: Curve>() -> usize {
-    let per_thread = level_kernel::<C>().map_or(16, |(_, b)| b as usize).max(16);
-    MAX_SMS * (MAX_SHARED_PER_SM / per_thread)
+    level_kernel::<C>().map_or(MAX_SMS * MAX_THREADS_PER_SM, |(_, b)| resident_bound(b))
 }
 
 /// The level kernel of `C` and its dynamic shared memory per thread (as much as `Gpu::open`
@@ -105,7 +111,7 @@ pub(super) fn run_levels<C: Curve>(
     let block = level_threads(level_fn).map_err(|e| gpu.err(&level, e))?;
     let stage = per_thread * block;
     let grid = (gpu.resident_threads_with(&level, block, stage)? / block as usize)
-        .clamp(1, (max_threads::<C>() / block as usize).max(1));
+        .clamp(1, (resident_bound(per_thread) / block as usize).max(1));
     let slots = sums.slots.max(1);
     let entries_per_array = slots as usize * grid * block as usize;
     let point_bytes = C::AFFINE_BYTES;
