@@ -4,7 +4,6 @@
 
 struct FrParams {
     static constexpr int N = 8;
-    static constexpr bool FP64_PRODUCT = false;
     static constexpr uint32_t INV = 0xffffffffu;  // -r^-1 mod 2^32
     static constexpr bool LOW_ONE_MINUS_ONE = true;  // limbs 0, 1 of r: 1, 2^32 - 1
     __device__ __forceinline__ static uint32_t mod(int i) {
@@ -28,15 +27,6 @@ struct FqParams {
     static constexpr int N = 12;
     static constexpr uint32_t INV = 0xfffcfffdu;  // -p^-1 mod 2^32
     static constexpr bool LOW_ONE_MINUS_ONE = false;
-    // The product on the FP64 pipe (ff/fp64_product.cuh): p in 48-bit limbs, -p^-1 mod 2^48.
-    static constexpr bool FP64_PRODUCT = true;
-    static constexpr uint64_t INV48 = 0xfffcfffcfffdull;
-    __device__ __forceinline__ static double limb48(int j) {
-        const double t[8] = {(double)0xffffffffaaabull, (double)0xb153ffffb9feull, (double)0xf6241eabfffeull,
-                             (double)0x6730d2a0f6b0ull, (double)0x4b84f38512bfull, (double)0x434bacd76477ull,
-                             (double)0xe69a4b1ba7b6ull, (double)0x1a0111ea397full};
-        return t[j];
-    }
     __device__ __forceinline__ static uint32_t mod(int i) {
         const uint32_t t[12] = {0xffffaaab, 0xb9feffff, 0xb153ffff, 0x1eabfffe,
                                          0xf6b0f624, 0x6730d2a0, 0xf38512bf, 0x64774b84,

@@ -3,7 +3,6 @@
 // Requires the modulus to leave at least one spare top bit (true for BLS12-381 Fr and Fq).
 #pragma once
 #include "ptx.cuh"
-#include "fp64_product.cuh"
 
 template <class P>
 struct Field {
@@ -84,14 +83,7 @@ struct Field {
         if constexpr (MUL_OUTLINE) return mont_mul_call(a, b);
         return mont_mul_eo(a, b);
     }
-    __device__ __noinline__ static Field mont_mul_call(Field a, Field b) {
-        if constexpr (P::FP64_PRODUCT) {
-            Field r;
-            fp64::mont_mul<P>(a.v, b.v, r.v);
-            return reduce_once(r);
-        }
-        return mont_mul_eo(a, b);
-    }
+    __device__ __noinline__ static Field mont_mul_call(Field a, Field b) { return mont_mul_eo(a, b); }
 
     // CIOS whose partial products are bare 64-bit products (IMAD.WIDE with a zero
     // addend), added to the running sum t by 32-bit carry chains (IADD3 / IADD3.X). In
