@@ -26,9 +26,9 @@ done
 cp target/release/gpu_bench .device/gpu_bench
 cp target/release/filprove .device/filprove
 nvcc="$root/.cuda/nvidia/cu13/bin/nvcc"
-# mulbench links against the CUDA runtime, which a pip-installed nvcc lacks: then it is
-# left out and the rest still packaged.
-if [ -x "$nvcc" ] && ! "$nvcc" -O3 -std=c++17 -arch=sm_90 -I crates/cuda/kernels \
+# mulbench links against the CUDA runtime (the static one beside a pip-installed nvcc, in
+# its ../lib); where there is none it is left out and the rest still packaged.
+if [ -x "$nvcc" ] && ! "$nvcc" -O3 -std=c++17 -arch=sm_90 -I crates/cuda/kernels -L "$(dirname "$nvcc")/../lib" \
     -o .device/mulbench crates/cuda/bench/mulbench.cu 2>/dev/null; then
     echo "mulbench not built (no CUDA runtime to link against)" >&2
 fi
