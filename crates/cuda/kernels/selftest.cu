@@ -5,7 +5,7 @@
 #include "ff/inverse.cuh"
 
 // out[i] = op(x[i], y[i]) on Montgomery Fr values.
-// op: 0 mul, 1 add, 2 sub, 3 neg(x), 4 from_mont(x), 5 to_mont(x), 6 sqr(x)
+// op: 0 mul, 1 add, 2 sub, 3 neg(x), 4 from_mont(x), 5 to_mont(x), 6 sqr(x), 7 x^-1 (0 for 0)
 extern "C" __global__ void fr_test_op(Fr* out, const Fr* x, const Fr* y, uint32_t n, uint32_t op) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -17,7 +17,8 @@ extern "C" __global__ void fr_test_op(Fr* out, const Fr* x, const Fr* y, uint32_
         case 3: r = a.neg(); break;
         case 4: r = a.from_mont(); break;
         case 5: r = a.to_mont(); break;
-        default: r = a.sqr(); break;
+        case 6: r = a.sqr(); break;
+        default: r = field_inverse(a); break;
     }
     out[i] = r;
 }

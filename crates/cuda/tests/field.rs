@@ -84,6 +84,10 @@ fn fr_ops_match_blstrs() {
     }
     let sq = frs_from_bytes(&run_op(&gpu, "fr_test_op", bx, by, 32, 6));
     assert!(sq.iter().zip(&x).all(|(s, a)| *s == a.square()));
+    let inv = frs_from_bytes(&run_op(&gpu, "fr_test_op", bx, by, 32, 7));
+    for (i, a) in x.iter().enumerate() {
+        assert_eq!(inv[i], a.invert().unwrap_or(Fr::ZERO), "inverse at {i}");
+    }
     // from_mont gives the canonical little-endian integer; to_mont inverts it.
     let canon = run_op(&gpu, "fr_test_op", bx, by, 32, 4);
     for (i, a) in x.iter().enumerate() {
@@ -108,6 +112,24 @@ fn fq_ops_match_blstrs() {
     x[0] = Fp::ZERO;
     x[1] = Fp::ONE;
     x[2] = -Fp::ONE;
+    // Inversion edge values: small integers, powers of two, their negations, and values
+    // whose Montgomery form is a small integer or a power of two (its first step shifts
+    // whole words).
+    let r_inv = Fp::from(2u64).pow_vartime([384u64]).invert().unwrap();
+    let extra = [
+        Fp::from(2u64),
+        Fp::from(3u64),
+        -Fp::from(2u64),
+        Fp::from(2u64).pow_vartime([200u64]),
+        r_inv,
+        r_inv * Fp::from(2u64),
+        r_inv * Fp::from(2u64).pow_vartime([100u64]),
+        r_inv * Fp::from(2u64).pow_vartime([380u64]),
+        -r_inv,
+    ];
+    for (i, e) in extra.iter().enumerate() {
+        x[3 + i] = *e;
+    }
     let (bx, by) = (fp_bytes(&x), fp_bytes(&y));
     let expect: [Box<dyn Fn(Fp, Fp) -> Fp>; 4] = [
         Box::new(|a, b| a * b),

@@ -1,98 +1,183 @@
-// Field inversion by the binary extended Euclidean algorithm: variable time, for public
-// values only (the MSM's batch-affine denominators). Estimated, not measured alone: about
-// 1,100 rounds of shifts and subtractions of N-limb integers for Fq on one thread, ~50,000
-// instructions or ~55 Montgomery products, against ~440 products for Fermat's a^(p-2).
-// Measured: skipping it entirely saves ~7 % of the affine levels
-// (docs/decisions/003-batch-affine-msm-levels.md).
+// Field inversion by Kaliski's almost-inverse (a binary extended Euclidean algorithm whose
+// coefficients are only added and doubled, never halved mod p), with each run of
+// trailing zeros shifted out in one step, and one correction at the end. Variable time,
+// for public values only (the MSM's batch-affine denominators).
+//
+// Loop invariants (u, v, r, s integers, A the input): p = u s + v r, and u, v odd after
+// the first step; each step subtracts the smaller of u, v from the larger and shifts the
+// t trailing zeros of the difference out, adding r and s into one another and doubling the
+// other t times; k counts the shifted bits. It ends when v reaches 0 (u = gcd = 1), with
+// r < 2p, s < 2p throughout and p - (r mod p) = A^-1 2^k mod p, n <= k <= 2n for an n-bit
+// p (Kaliski, "The Montgomery inverse and its applications", 1995). About 270 steps of
+// a few N-limb additions and shifts for Fq, against ~550 rounds of subtractions and
+// modular halvings, bit by bit, of the binary algorithm it replaces.
 #pragma once
 #include "field.cuh"
 
 namespace inv_detail {
 
-// u >>= 1 (u even).
+// x >>= t, whole words first.
 template <int N>
-__device__ __forceinline__ void shr1(uint32_t (&u)[N]) {
+__device__ __forceinline__ void shr(uint32_t (&x)[N], uint32_t t) {
+    while (t >= 32) {  // rare: 32 or more trailing zeros
 #pragma unroll
-    for (int i = 0; i < N - 1; i++) u[i] = __funnelshift_r(u[i], u[i + 1], 1);
-    u[N - 1] >>= 1;
-}
-
-// Sign of u - v as integers.
-template <int N>
-__device__ __forceinline__ int cmp(const uint32_t (&u)[N], const uint32_t (&v)[N]) {
-#pragma unroll
-    for (int i = N - 1; i >= 0; i--) {
-        if (u[i] != v[i]) return u[i] > v[i] ? 1 : -1;
+        for (int i = 0; i < N - 1; i++) x[i] = x[i + 1];
+        x[N - 1] = 0;
+        t -= 32;
     }
-    return 0;
+    if (t == 0) return;
+#pragma unroll
+    for (int i = 0; i < N - 1; i++) x[i] = __funnelshift_r(x[i], x[i + 1], t);
+    x[N - 1] >>= t;
 }
 
-// u -= v (u >= v).
+// x <<= t (no bits lost: the callers' bounds keep x below 2^(32 N)).
 template <int N>
-__device__ __forceinline__ void sub(uint32_t (&u)[N], const uint32_t (&v)[N]) {
-    u[0] = ptx::sub_cc(u[0], v[0]);
+__device__ __forceinline__ void shl(uint32_t (&x)[N], uint32_t t) {
+    while (t >= 32) {
 #pragma unroll
-    for (int i = 1; i < N; i++) u[i] = ptx::subc_cc(u[i], v[i]);
+        for (int i = N - 1; i > 0; i--) x[i] = x[i - 1];
+        x[0] = 0;
+        t -= 32;
+    }
+    if (t == 0) return;
+#pragma unroll
+    for (int i = N - 1; i > 0; i--) x[i] = __funnelshift_l(x[i - 1], x[i], t);
+    x[0] <<= t;
+}
+
+// Trailing zero bits of x (x != 0).
+template <int N>
+__device__ __forceinline__ uint32_t ctz(const uint32_t (&x)[N]) {
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        if (x[i]) return 32 * i + __ffs(x[i]) - 1;
+    }
+    return 32 * N;
+}
+
+// d = x - y; true when it borrowed (x < y).
+template <int N>
+__device__ __forceinline__ bool sub(uint32_t (&d)[N], const uint32_t (&x)[N], const uint32_t (&y)[N]) {
+    d[0] = ptx::sub_cc(x[0], y[0]);
+#pragma unroll
+    for (int i = 1; i < N; i++) d[i] = ptx::subc_cc(x[i], y[i]);
+    return ptx::subc(0, 0) != 0;
+}
+
+// x += y (no carry out: the callers' bounds).
+template <int N>
+__device__ __forceinline__ void add(uint32_t (&x)[N], const uint32_t (&y)[N]) {
+    x[0] = ptx::add_cc(x[0], y[0]);
+#pragma unroll
+    for (int i = 1; i < N - 1; i++) x[i] = ptx::addc_cc(x[i], y[i]);
+    x[N - 1] = ptx::addc(x[N - 1], y[N - 1]);
+}
+
+template <int N>
+__device__ __forceinline__ bool is_zero(const uint32_t (&x)[N]) {
+    uint32_t acc = 0;
+#pragma unroll
+    for (int i = 0; i < N; i++) acc |= x[i];
+    return acc == 0;
 }
 
 }  // namespace inv_detail
 
-// x / 2 mod p for x < p: x >> 1 when x is even, else (x + p) >> 1 (x + p < 2p fits in N
-// limbs: p leaves a spare top bit).
+// x 2^-t mod p for x < 2p (result < 2p): Montgomery steps that add the multiple m p making
+// the low bits zero and shift them out, 32 bits at a time, then the last t mod 32.
 template <class P>
-__device__ __forceinline__ Field<P> half_mod(const Field<P>& x) {
+__device__ __forceinline__ void div_pow2(uint32_t (&x)[P::N], uint32_t t) {
     constexpr int N = P::N;
-    Field<P> r = x;
-    if (x.v[0] & 1) {
-        r.v[0] = ptx::add_cc(r.v[0], P::mod(0));
+    while (t > 0) {
+        const uint32_t b = t < 32 ? t : 32;
+        uint32_t m = x[0] * P::INV;  // x + m p = 0 mod 2^32
+        if (b < 32) m &= (1u << b) - 1;
+        uint32_t lo[N], hi[N];
 #pragma unroll
-        for (int i = 1; i < N; i++) r.v[i] = ptx::addc_cc(r.v[i], P::mod(i));
+        for (int j = 0; j < N; j++) {
+            const uint64_t pr = (uint64_t)m * P::mod(j);
+            lo[j] = (uint32_t)pr;
+            hi[j] = (uint32_t)(pr >> 32);
+        }
+        // y = x + m p in N + 1 limbs (x < 2p and m p < 2^32 p leave the top limb's room)
+        uint32_t y[N + 1];
+        y[0] = ptx::add_cc(x[0], lo[0]);
+#pragma unroll
+        for (int j = 1; j < N; j++) y[j] = ptx::addc_cc(x[j], lo[j]);
+        y[N] = ptx::addc(0, 0);
+        y[1] = ptx::add_cc(y[1], hi[0]);
+#pragma unroll
+        for (int j = 2; j < N; j++) y[j] = ptx::addc_cc(y[j], hi[j - 1]);
+        y[N] = ptx::addc(y[N], hi[N - 1]);
+        if (b == 32) {
+#pragma unroll
+            for (int j = 0; j < N; j++) x[j] = y[j + 1];
+        } else {
+#pragma unroll
+            for (int j = 0; j < N; j++) x[j] = __funnelshift_r(y[j], y[j + 1], b);
+        }
+        t -= b;
     }
-    inv_detail::shr1<N>(r.v);
-    return r;
 }
 
-// One round of field_inverse for big > small (both odd): big -= small, then big loses its
-// factors of two, its coefficient following (xb A = big, xs A = small mod p).
-template <class P>
-__device__ __forceinline__ void reduce_larger(uint32_t (&big)[P::N], Field<P>& xb, const uint32_t (&small)[P::N],
-                                              const Field<P>& xs) {
-    inv_detail::sub<P::N>(big, small);
-    xb = xb - xs;
-    do {
-        inv_detail::shr1<P::N>(big);
-        xb = half_mod(xb);
-    } while (!(big[0] & 1));
-}
-
-// a^-1 in Montgomery form (0 for 0). `a` holds A = a R mod p; the binary algorithm gives
-// A^-1 = a^-1 R^-1 as an integer, and two conversions to Montgomery form multiply it by
-// R^2. Invariants: x1 A = u and x2 A = v (mod p), u and v odd; the larger loses the
-// smaller (a positive even difference) and its factors of two until both equal gcd(A, p)
-// = 1. A bound on the rounds keeps a value that is not below p from looping forever (its
+// a^-1 in Montgomery form (0 for 0). `a` holds A = a R mod p (R = 2^(32 N)); the almost-
+// inverse gives X = A^-1 2^k, and a^-1 R = A^-1 R^2 = (X R) 2^(32 N - k): one conversion
+// to Montgomery form, then a division by 2^(k - 32 N) or, when k < 32 N, a few doublings.
+// A bound on the steps keeps an input that is not below p from looping forever (its
 // result is then meaningless, never a hang).
 template <class P>
 __device__ __noinline__ Field<P> field_inverse(const Field<P> a) {
     constexpr int N = P::N;
+    using namespace inv_detail;
     if (a.is_zero()) return a;
-    uint32_t u[N], v[N];
-    Field<P> x1 = Field<P>::zero(), x2 = Field<P>::zero();
-    x1.v[0] = 1;
+    uint32_t u[N], v[N], r[N], s[N], d[N];
 #pragma unroll
     for (int i = 0; i < N; i++) {
-        u[i] = a.v[i];
-        v[i] = P::mod(i);
+        u[i] = P::mod(i);
+        v[i] = a.v[i];
+        r[i] = 0;
+        s[i] = i == 0;
     }
-    // u and v odd from here on (v = p is odd); the loop ends when they meet at gcd = 1.
-    while (!(u[0] & 1)) {
-        inv_detail::shr1<N>(u);
-        x1 = half_mod(x1);
+    uint32_t k = ctz(v);  // r = 0 stays 0 under the doublings
+    shr(v, k);
+    for (int step = 0; step < 64 * N; step++) {
+        if (!sub(d, u, v) && !is_zero(d)) {  // u > v
+            const uint32_t t = ctz(d);
+#pragma unroll
+            for (int i = 0; i < N; i++) u[i] = d[i];
+            shr(u, t);
+            add(r, s);
+            shl(s, t);
+            k += t;
+        } else {
+            sub(d, v, u);
+            if (is_zero(d)) {  // v = u = 1: v becomes 0
+                add(s, r);
+                shl(r, 1);
+                k += 1;
+                break;
+            }
+            const uint32_t t = ctz(d);
+#pragma unroll
+            for (int i = 0; i < N; i++) v[i] = d[i];
+            shr(v, t);
+            add(s, r);
+            shl(r, t);
+            k += t;
+        }
     }
-    for (int round = 0; round < 64 * 32 * N; round++) {
-        const int c = inv_detail::cmp<N>(u, v);
-        if (c == 0) break;
-        if (c > 0) reduce_larger(u, x1, v, x2);
-        else reduce_larger(v, x2, u, x1);
+    // X = p - (r mod p) (r < 2p; r = 0 cannot happen for a != 0), then X R 2^(32 N - k).
+    Field<P> x;
+#pragma unroll
+    for (int i = 0; i < N; i++) x.v[i] = r[i];
+    x = Field<P>::zero() - Field<P>::reduce_once(x);
+    x = x.to_mont();
+    if (k >= 32 * N) {
+        div_pow2<P>(x.v, k - 32 * N);
+        x = Field<P>::reduce_once(x);
+    } else {
+        for (uint32_t i = k; i < 32 * N; i++) x = x.dbl();
     }
-    return x1.to_mont().to_mont();
+    return x;
 }
