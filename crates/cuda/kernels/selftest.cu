@@ -4,42 +4,30 @@
 #include "ff/bls12_381.cuh"
 #include "ff/inverse.cuh"
 
-// out[i] = op(x[i], y[i]) on Montgomery Fr values.
-// op: 0 mul, 1 add, 2 sub, 3 neg(x), 4 from_mont(x), 5 to_mont(x), 6 sqr(x), 7 x^-1 (0 for 0)
-extern "C" __global__ void fr_test_op(Fr* out, const Fr* x, const Fr* y, uint32_t n, uint32_t op) {
-    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    Fr a = x[i], b = y[i], r;
+// op(a, b) on Montgomery values of a prime field. op: 0 mul, 1 add, 2 sub, 3 neg(a),
+// 4 from_mont(a), 5 to_mont(a), 6 sqr(a), 7 a^-1 (0 for 0)
+template <class F>
+__device__ __forceinline__ F field_op(const F& a, const F& b, uint32_t op) {
     switch (op) {
-        case 0: r = a * b; break;
-        case 1: r = a + b; break;
-        case 2: r = a - b; break;
-        case 3: r = a.neg(); break;
-        case 4: r = a.from_mont(); break;
-        case 5: r = a.to_mont(); break;
-        case 6: r = a.sqr(); break;
-        default: r = field_inverse(a); break;
+        case 0: return a * b;
+        case 1: return a + b;
+        case 2: return a - b;
+        case 3: return a.neg();
+        case 4: return a.from_mont();
+        case 5: return a.to_mont();
+        case 6: return a.sqr();
+        default: return field_inverse(a);
     }
-    out[i] = r;
 }
 
-// out[i] = op(x[i], y[i]) on Montgomery Fq values. op: 0 mul, 1 add, 2 sub, 3 neg(x),
-// 4 from_mont(x), 5 to_mont(x), 6 sqr(x), 7 x^-1 (0 for 0)
+// out[i] = field_op(x[i], y[i], op) over Fr and over Fq.
+extern "C" __global__ void fr_test_op(Fr* out, const Fr* x, const Fr* y, uint32_t n, uint32_t op) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = field_op(x[i], y[i], op);
+}
 extern "C" __global__ void fq_test_op(Fq* out, const Fq* x, const Fq* y, uint32_t n, uint32_t op) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    Fq a = x[i], b = y[i], r;
-    switch (op) {
-        case 0: r = a * b; break;
-        case 1: r = a + b; break;
-        case 2: r = a - b; break;
-        case 3: r = a.neg(); break;
-        case 4: r = a.from_mont(); break;
-        case 5: r = a.to_mont(); break;
-        case 6: r = a.sqr(); break;
-        default: r = field_inverse(a); break;
-    }
-    out[i] = r;
+    if (i < n) out[i] = field_op(x[i], y[i], op);
 }
 
 // out[i] = op(x[i], y[i]) on Montgomery Fq2 values. op: 0 mul, 1 add, 2 sub, 3 neg(x), 6 sqr(x)
