@@ -82,6 +82,21 @@ __device__ __forceinline__ bool is_zero(const uint32_t (&x)[N]) {
     return acc == 0;
 }
 
+// One step for the larger of u, v (`big`, with d = big - smaller, even): big becomes d with
+// its t trailing zeros shifted out, `grow` += `dbl`, then `dbl` is doubled t times. The
+// last step has d = 0 and t = 1. Returns t.
+template <int N>
+__device__ __forceinline__ uint32_t peel(uint32_t (&big)[N], const uint32_t (&d)[N], uint32_t (&grow)[N],
+                                         uint32_t (&dbl)[N]) {
+    const uint32_t t = is_zero(d) ? 1 : ctz(d);
+#pragma unroll
+    for (int i = 0; i < N; i++) big[i] = d[i];
+    shr(big, t);
+    add(grow, dbl);
+    shl(dbl, t);
+    return t;
+}
+
 }  // namespace inv_detail
 
 // x 2^-t mod p for x < 2p (result < 2p): Montgomery steps that add the multiple m p making
@@ -93,23 +108,17 @@ __device__ __forceinline__ void div_pow2(uint32_t (&x)[P::N], uint32_t t) {
         const uint32_t b = t < 32 ? t : 32;
         uint32_t m = x[0] * P::INV;  // x + m p = 0 mod 2^32
         if (b < 32) m &= (1u << b) - 1;
-        uint32_t lo[N], hi[N];
+        uint32_t lo[N], hi[N], y[N + 1];
 #pragma unroll
         for (int j = 0; j < N; j++) {
             const uint64_t pr = (uint64_t)m * P::mod(j);
             lo[j] = (uint32_t)pr;
             hi[j] = (uint32_t)(pr >> 32);
+            y[j] = x[j];
         }
         // y = x + m p in N + 1 limbs (x < 2p and m p < 2^32 p leave the top limb's room)
-        uint32_t y[N + 1];
-        y[0] = ptx::add_cc(x[0], lo[0]);
-#pragma unroll
-        for (int j = 1; j < N; j++) y[j] = ptx::addc_cc(x[j], lo[j]);
-        y[N] = ptx::addc(0, 0);
-        y[1] = ptx::add_cc(y[1], hi[0]);
-#pragma unroll
-        for (int j = 2; j < N; j++) y[j] = ptx::addc_cc(y[j], hi[j - 1]);
-        y[N] = ptx::addc(y[N], hi[N - 1]);
+        y[N] = 0;
+        Field<P>::add_row_eo(y, lo, hi);
         if (b == 32) {
 #pragma unroll
             for (int j = 0; j < N; j++) x[j] = y[j + 1];
@@ -143,28 +152,11 @@ __device__ __noinline__ Field<P> field_inverse(const Field<P> a) {
     shr(v, k);
     for (int step = 0; step < 64 * N; step++) {
         if (!sub(d, u, v) && !is_zero(d)) {  // u > v
-            const uint32_t t = ctz(d);
-#pragma unroll
-            for (int i = 0; i < N; i++) u[i] = d[i];
-            shr(u, t);
-            add(r, s);
-            shl(s, t);
-            k += t;
+            k += peel(u, d, r, s);
         } else {
             sub(d, v, u);
-            if (is_zero(d)) {  // v = u = 1: v becomes 0
-                add(s, r);
-                shl(r, 1);
-                k += 1;
-                break;
-            }
-            const uint32_t t = ctz(d);
-#pragma unroll
-            for (int i = 0; i < N; i++) v[i] = d[i];
-            shr(v, t);
-            add(s, r);
-            shl(r, t);
-            k += t;
+            k += peel(v, d, s, r);
+            if (is_zero(v)) break;  // v was u = 1
         }
     }
     // X = p - (r mod p) (r < 2p; r = 0 cannot happen for a != 0), then X R 2^(32 N - k).
