@@ -185,6 +185,17 @@ extern "C" __global__ void FB_MUL_BOUNDS g1_fb_mul(const G1A* table, uint32_t w,
 }
 extern "C" __global__ void g1_fb_affine(const G1X* in, uint32_t n, G1A* out) { fb_affine<Fq>(in, n, out); }
 
+// out[i] = 2^k in[i] in XYZZ form, by k doublings (the second half of the folded H bases,
+// src/folded.rs; g1_fb_affine then takes them to affine form). One thread per point.
+extern "C" __global__ void FB_MUL_BOUNDS g1_fb_shift(const G1A* in, uint32_t n, uint32_t k, G1X* out) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    G1X p = G1X::from_affine(vload(&in[i]));
+#pragma unroll 1
+    for (uint32_t j = 0; j < k; j++) p = p.dbl();
+    vstore(&out[i], p);
+}
+
 extern "C" __global__ void g2_fb_table(const G2A* ta, const G2A* tb, uint32_t lo, uint32_t nb, uint32_t half,
                                        uint32_t windows, G2A* out, uint32_t* bad) {
     fb_table<Fq2>(ta, tb, lo, nb, half, windows, out, bad);

@@ -143,6 +143,7 @@ impl CudaBackend {
                     0
                 },
                 allow_resident: self.opts.resident_srs,
+                allow_folded_h: self.opts.fold_h,
                 max_batch: self.opts.max_batch,
             },
         )
@@ -159,6 +160,11 @@ impl CudaBackend {
     pub fn install_device_srs(&self, host: &Srs, mut dev: DeviceSrs) -> Result<(), ProveError> {
         dev.key = srs_key(host);
         dev.device_only = true;
+        let l = dev.lens;
+        let shape = Shape::from_srs_lengths(l.h as u64, l.l as u64, l.a as u64, l.b as u64);
+        if self.plan(shape)?.folded_h {
+            dev.fold_h(&self.gpu)?;
+        }
         let mut st = lock(&self.state);
         if st.resident.bytes() + st.reserved + dev.bytes() > self.budget {
             return Err(ProveError::DeviceOutOfMemory {
@@ -241,7 +247,7 @@ impl CudaBackend {
         let t = Instant::now();
         let mut guard = lock(&self.region_bounce);
         let bounce = region::bounce(&self.gpu, &mut guard)?;
-        let dev = DeviceSrs::upload(&self.gpu, srs, bounce)?;
+        let dev = DeviceSrs::upload(&self.gpu, srs, bounce, plan.folded_h)?;
         report.add_phase("srs_upload", t.elapsed());
         report.add_transfer("srs_upload", Direction::HostToDevice, dev.bytes(), true);
         report.host_syncs += 1;

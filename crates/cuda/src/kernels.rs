@@ -107,6 +107,7 @@ pub(crate) const PRODUCTION: &[KernelModule] = &[
             "g1_fb_table",
             "g1_fb_mul",
             "g1_fb_affine",
+            "g1_fb_shift",
             "g2_fb_table",
             "g2_fb_mul",
             "g2_fb_affine",

@@ -18,6 +18,7 @@
 mod backend;
 mod field;
 mod fixed_base;
+mod folded;
 mod gpu;
 mod host_marks;
 pub mod kernels;
@@ -53,6 +54,10 @@ pub mod testing {
     /// The GPU fixed-base multiplication of parameter generation.
     pub mod fixed_base {
         pub use crate::fixed_base::*;
+    }
+    /// The folded H bases.
+    pub mod folded {
+        pub use crate::folded::*;
     }
     /// The MSM drivers.
     pub mod msm {

@@ -17,6 +17,9 @@ pub struct CudaOptions {
     /// Keep parameters in device memory when the plan allows (else stream them per MSM
     /// batch).
     pub resident_srs: bool,
+    /// Keep resident H bases folded (2^132 multiples beside them, 12 GiB more for a 32 GiB
+    /// PoRep; the H MSM ~40 ms faster) when the plan allows.
+    pub fold_h: bool,
     /// Download and wait after every MSM batch (naive).
     pub sync_per_batch: bool,
     /// Largest MSM batch in points (0: as large as the plan allows).
@@ -75,6 +78,7 @@ impl Default for CudaOptions {
             prestage: true,
             host_path: HostPath::Register,
             resident_srs: true,
+            fold_h: true,
             sync_per_batch: false,
             max_batch: 0,
             staging_slots: 2,
@@ -103,12 +107,13 @@ impl CudaOptions {
     /// One line for logs.
     pub fn describe(&self) -> String {
         format!(
-            "prestage={} host_path={} register_at={} register_budget_ms={} resident_srs={} sync_per_batch={} max_batch={} staging_slots={} vram_budget={} step_timings={}",
+            "prestage={} host_path={} register_at={} register_budget_ms={} resident_srs={} fold_h={} sync_per_batch={} max_batch={} staging_slots={} vram_budget={} step_timings={}",
             self.prestage,
             self.host_path.as_str(),
             self.register_at.as_str(),
             self.register_budget_ms,
             self.resident_srs,
+            self.fold_h,
             self.sync_per_batch,
             self.max_batch,
             self.staging_slots,

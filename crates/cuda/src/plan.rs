@@ -57,6 +57,11 @@ impl Shape {
             + self.b_len * G2::AFFINE_BYTES as u64
     }
 
+    /// Bytes of the folded H bases' second half (folded.rs): h again.
+    pub fn folded_h_bytes(&self) -> u64 {
+        (self.m() - 1) * G1::AFFINE_BYTES as u64
+    }
+
     /// Bytes staged per partition: a, b, c padded to the domain, and the aux witness.
     pub fn staged_bytes(&self) -> u64 {
         3 * self.m() * FR + self.n_aux * FR + 2 * self.n_aux.div_ceil(64) * 8
@@ -72,6 +77,8 @@ pub struct PlanInput {
     pub staging_slots: u64,
     /// Keep the parameters in device memory when they fit.
     pub allow_resident: bool,
+    /// Keep H's bases folded (folded.rs) when resident and they fit.
+    pub allow_folded_h: bool,
     /// Largest MSM batch (points); 0 = no limit.
     pub max_batch: u64,
 }
@@ -112,7 +119,9 @@ pub struct VramPlan {
     /// Parameters resident in device memory (else streamed from pinned host memory per
     /// MSM batch).
     pub resident: bool,
-    /// Parameter bytes (resident or streamed).
+    /// H's bases kept folded beside the resident parameters (folded.rs).
+    pub folded_h: bool,
+    /// Parameter bytes (resident or streamed), with the folded half of H when folded.
     pub srs_bytes: u64,
     /// Bytes of one staged partition.
     pub staged_bytes: u64,
@@ -149,8 +158,9 @@ fn scratch<C: Curve>(n: u64, batch: u64) -> u64 {
     msm::scratch_bytes::<C>(n.min(batch).max(1) as usize) as u64
 }
 
-/// The kernel region's phases for a batch size, parameters resident or streamed.
-fn phases(s: &Shape, batch: u64, resident: bool) -> Vec<PhasePlan> {
+/// The kernel region's phases for a batch size, parameters resident or streamed, H's
+/// bases folded or not.
+fn phases(s: &Shape, batch: u64, resident: bool, folded_h: bool) -> Vec<PhasePlan> {
     let m = s.m();
     let (g1, g2) = (G1::AFFINE_BYTES as u64, G2::AFFINE_BYTES as u64);
     let a = |name, bytes| Allocation { name, bytes };
@@ -188,7 +198,17 @@ fn phases(s: &Shape, batch: u64, resident: bool) -> Vec<PhasePlan> {
                 a("coset tables", ntt::scale_table_bytes(s.lg)),
             ],
         },
-        msm("msm_h", m - 1, g1, None, scratch::<G1>(m - 1, batch)),
+        msm(
+            "msm_h",
+            m - 1,
+            g1,
+            None,
+            if folded_h {
+                msm::folded_scratch_bytes::<G1>((m - 1) as usize) as u64
+            } else {
+                scratch::<G1>(m - 1, batch)
+            },
+        ),
         msm("msm_l", s.n_aux, g1, None, scratch::<G1>(s.n_aux, batch)),
         msm(
             "msm_a",
@@ -215,8 +235,9 @@ fn phases(s: &Shape, batch: u64, resident: bool) -> Vec<PhasePlan> {
 }
 
 /// Plans one partition: parameters resident if they fit beside the staged partitions and
-/// the largest phase, else streamed; MSM batches as large as fit; staging slots reduced
-/// (down to uploads inside the region) before failing.
+/// the largest phase (with H's bases folded if those fit too), else streamed; MSM
+/// batches as large as fit; staging slots reduced (down to uploads inside the region)
+/// before failing.
 pub fn plan(shape: Shape, input: PlanInput) -> Result<VramPlan, String> {
     let max_points = shape.m().max(shape.n_aux).max(shape.a_len).max(1);
     let cap = if input.max_batch == 0 {
@@ -225,11 +246,14 @@ pub fn plan(shape: Shape, input: PlanInput) -> Result<VramPlan, String> {
         input.max_batch.min(max_points)
     };
     let mut notes = Vec::new();
-    let resident_choices: &[bool] = if input.allow_resident {
-        &[true, false]
-    } else {
-        notes.push("parameters streamed: residency switched off".into());
-        &[false]
+    // (resident, H folded), most preferred first.
+    let resident_choices: &[(bool, bool)] = match (input.allow_resident, input.allow_folded_h) {
+        (true, true) => &[(true, true), (true, false), (false, false)],
+        (true, false) => &[(true, false), (false, false)],
+        (false, _) => {
+            notes.push("parameters streamed: residency switched off".into());
+            &[(false, false)]
+        }
     };
     // Preference: resident parameters, then pre-staging, then large MSM batches.
     let mut batches = vec![cap];
@@ -240,22 +264,37 @@ pub fn plan(shape: Shape, input: PlanInput) -> Result<VramPlan, String> {
         }
         b /= 2;
     }
-    for &resident in resident_choices {
+    for &(resident, folded_h) in resident_choices {
         for slots in (0..=input.staging_slots).rev() {
+            // Folded H only with the fastest staging and whole MSMs.
+            if folded_h && slots < input.staging_slots {
+                continue;
+            }
             for &b in &batches {
+                if folded_h && b < cap {
+                    continue;
+                }
                 let mut p = VramPlan {
                     shape,
                     budget: input.budget,
                     resident,
-                    srs_bytes: shape.srs_bytes(),
+                    folded_h,
+                    srs_bytes: shape.srs_bytes()
+                        + if folded_h { shape.folded_h_bytes() } else { 0 },
                     staged_bytes: shape.staged_bytes(),
                     staging_slots: slots,
                     batch: b,
-                    phases: phases(&shape, b, resident),
+                    phases: phases(&shape, b, resident, folded_h),
                     notes: notes.clone(),
                 };
                 if p.peak() > input.budget {
                     continue;
+                }
+                if input.allow_resident && input.allow_folded_h && resident && !folded_h {
+                    p.notes.push(format!(
+                        "H's bases not folded: {:.1} GiB more do not fit",
+                        shape.folded_h_bytes() as f64 / GIB
+                    ));
                 }
                 if input.allow_resident && !resident {
                     p.notes.push(format!(
@@ -298,10 +337,10 @@ impl fmt::Display for VramPlan {
             f,
             "parameters: {:.2} GiB, {}",
             g(self.srs_bytes),
-            if self.resident {
-                "resident in device memory (uploaded once)"
-            } else {
-                "streamed from pinned host memory per MSM batch"
+            match (self.resident, self.folded_h) {
+                (true, true) => "resident in device memory (uploaded once), H's bases folded",
+                (true, false) => "resident in device memory (uploaded once)",
+                (false, _) => "streamed from pinned host memory per MSM batch",
             }
         )?;
         writeln!(
@@ -349,6 +388,7 @@ mod tests {
             budget: budget_gib * GB,
             staging_slots: 2,
             allow_resident: true,
+            allow_folded_h: true,
             max_batch: 0,
         }
     }
@@ -364,7 +404,16 @@ mod tests {
             s.srs_bytes()
         );
         let h200 = plan(s, input(136)).unwrap();
-        assert!(h200.resident);
+        assert!(h200.resident && h200.folded_h, "{h200}");
+        assert_eq!(h200.srs_bytes, s.srs_bytes() + s.folded_h_bytes());
+        // Where the folded half does not fit, the parameters stay resident unfolded.
+        let tight = plan(s, input(110)).unwrap();
+        assert!(tight.resident && !tight.folded_h, "{tight}");
+        assert!(tight.peak() <= 110 * GB);
+        assert!(
+            tight.notes.iter().any(|n| n.contains("not folded")),
+            "{tight}"
+        );
         assert_eq!(h200.staging_slots, 2);
         assert_eq!(h200.batch, s.m());
         assert!(h200.peak() <= 136 * GB);
@@ -392,7 +441,8 @@ mod tests {
         assert_eq!(s.lg, 20);
         let p = plan(s, input(80)).unwrap();
         let largest = p.phases.iter().map(|x| x.bytes()).max().unwrap();
-        assert_eq!(p.peak(), s.srs_bytes() + s.staged_bytes() + largest);
+        assert!(p.folded_h);
+        assert_eq!(p.peak(), p.srs_bytes + s.staged_bytes() + largest);
         assert!(p.to_string().contains("peak:"));
     }
 }

@@ -171,6 +171,10 @@ impl Region<'_> {
         report: &mut ProveReport,
     ) -> Result<Pending<G1>, ProveError> {
         let n = (1usize << self.lg) - 1;
+        let folded = self.dev.as_deref().and_then(|d| d.folded_h(n));
+        if let (Some(folded), false) = (folded, msms.settings.sync_per_batch) {
+            return msms.run_folded(folded, &self.part.abc[0], n);
+        }
         let host = &self.srs.h[..self.srs.h.len().min(n)];
         let bases = self.g1(|d| &d.h, host);
         msms.run::<G1>(bases, &self.part.abc[0], n, false, "msm_h", report)
@@ -327,6 +331,24 @@ impl Msms<'_> {
             phase,
         };
         msm_batched::<C>(self.gpu, bases, scalars, n, split, &mut run)
+    }
+
+    /// The H MSM over folded bases (resident, in one batch: no transfers, no sync).
+    fn run_folded(
+        &mut self,
+        bases: &CudaSlice<u8>,
+        scalars: &CudaSlice<u8>,
+        n: usize,
+    ) -> Result<Pending<G1>, ProveError> {
+        let gpu = self.gpu;
+        let r = msm::msm_folded::<G1>(
+            gpu,
+            &bases.as_view(),
+            &scalars.as_view(),
+            n,
+            &gpu.msm_tuning(),
+        )?;
+        Ok(Pending::Device(vec![r]))
     }
 }
 

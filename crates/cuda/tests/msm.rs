@@ -4,7 +4,10 @@ mod common;
 
 use blstrs::{G1Affine, Scalar as Fr};
 use ff::Field;
-use filprove_cuda::testing::msm::{msm_host, msm_host_with, G1, G2};
+use filprove_cuda::testing::field::bytes_of;
+use filprove_cuda::testing::msm::{
+    fold_shift, msm_folded, msm_host, msm_host_with, upload_bases, G1, G2,
+};
 use filprove_cuda::testing::Gpu;
 use filprove_cuda::{LeftoverReduce, MsmTuning};
 use filprove_groth16::cpu;
@@ -339,5 +342,90 @@ fn g2_affine_levels_match_cpu() {
                 "{levels} levels, repeated bases of {n}"
             );
         }
+    }
+}
+
+/// The folded G1 MSM (two windows per bucket group over bases and their 2^fold_shift
+/// multiples) equals the CPU's MSM over the n bases, on the level tests' scalar sets and
+/// -1 (every window's top bucket), with the levels off, on (leftover reduction forced on
+/// at every size) and at six levels.
+#[test]
+fn folded_msm_matches_cpu() {
+    let Some(gpu) = common::gpu("folded_msm_matches_cpu") else {
+        return;
+    };
+    let mut rng = common::rng("folded_msm");
+    let max = 1usize << 16;
+    let bases = common::g1_points(&mut rng, max);
+    let [random, same, filecoin, few] = level_scalar_sets(&mut rng, max);
+    let minus = ("minus-one", vec![-Fr::ONE; max]);
+    let sets = [random, same, filecoin, few, minus];
+    let tunings = [
+        MsmTuning::OFF,
+        MsmTuning {
+            min_entries: 0,
+            leftover: LeftoverReduce::Always,
+            ..MsmTuning::PRODUCTION
+        },
+        MsmTuning {
+            levels: 6,
+            min_entries: 0,
+            slots: 3,
+            ..MsmTuning::PRODUCTION
+        },
+    ];
+    for n in common::sizes(16) {
+        let shift = Fr::from(2u64).pow_vartime([u64::from(fold_shift(n))]);
+        let mut folded = bases[..n].to_vec();
+        folded.extend(bases[..n].iter().map(|b| (*b * shift).to_affine()));
+        let db = upload_bases::<G1>(&gpu, &folded).unwrap();
+        for (name, s) in &sets {
+            let want = cpu::msm_g1(&bases[..n], &s[..n]).unwrap();
+            let ds = gpu.upload(bytes_of(&s[..n])).unwrap();
+            for t in &tunings {
+                let got = msm_folded::<G1>(&gpu, &db.as_view(), &ds.as_view(), n, t)
+                    .and_then(|r| r.download::<G1>(&gpu))
+                    .unwrap();
+                assert_eq!(
+                    got.to_affine(),
+                    want.to_affine(),
+                    "folded {name} of {n}, levels {}",
+                    t.levels
+                );
+            }
+        }
+    }
+}
+
+/// The folded bases' second half made on the device (2^fold_shift(n) times each point,
+/// doubled in XYZZ form and taken to affine form) equals the CPU's, the identity included.
+#[test]
+fn folded_bases_match_cpu() {
+    use filprove_cuda::testing::folded::{fill_second_half, fold_shift};
+    use filprove_cuda::testing::msm::Curve as _;
+    let Some(gpu) = common::gpu("folded_bases_match_cpu") else {
+        return;
+    };
+    let mut rng = common::rng("folded_bases");
+    let mut bases = common::g1_points(&mut rng, 3000);
+    bases[17] = G1Affine::identity();
+    let ab = G1::AFFINE_BYTES;
+    for n in [1usize, 2, 33, 3000] {
+        let shift = fold_shift(n);
+        let k = Fr::from(2u64).pow_vartime([u64::from(shift)]);
+        let want: Vec<G1Affine> = bases[..n].iter().map(|b| (*b * k).to_affine()).collect();
+        let mut d = gpu.alloc::<u8>(2 * n * ab).unwrap();
+        let first = upload_bases::<G1>(&gpu, &bases[..n]).unwrap();
+        gpu.stream()
+            .memcpy_dtod(&first, &mut d.slice_mut(0..n * ab))
+            .unwrap();
+        fill_second_half(&gpu, gpu.stream(), &mut d, n, shift).unwrap();
+        gpu.sync().unwrap();
+        let got = common::download(&gpu, &d);
+        assert_eq!(
+            &got[n * ab..],
+            bytes_of(&want),
+            "second half of {n} (2^{shift})"
+        );
     }
 }

@@ -4,7 +4,7 @@
 //! the median of several runs. Prints a table last; `--json PATH` writes all rows.
 //!
 //! Usage: gpu_bench [--json PATH] [--quick]   (--quick: small sizes only, for a smoke run)
-//!        gpu_bench --breakdown [--quick] [--steps ntt,h,g1,g1split,g2]
+//!        gpu_bench --breakdown [--quick] [--steps ntt,h,g1,g1split,g1fold,g2]
 //!                                             (per-kernel times of NTT, H and MSMs at 2^27,
 //!                                              each against its bound on the H200)
 //!        ... --msm levels=4,min_entries=0,slots=64,leftover=never,binned_min=4194304
@@ -15,6 +15,7 @@ use std::time::Instant;
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
 use cudarc::driver::CudaSlice;
 use filprove_bench::bounds::Machine;
+use filprove_cuda::testing::folded;
 use filprove_cuda::testing::msm::{self, G1, G2};
 use filprove_cuda::testing::ntt::{self, NttKind, NttPlan};
 use filprove_cuda::testing::synth::{self, SynthCurve};
@@ -405,10 +406,13 @@ fn breakdown(gpu: &Gpu, lg: u32, steps: &[&str]) -> Result<(), ProveError> {
         })?;
     }
     drop(plan);
-    if want("g1") || want("g1split") {
+    if want("g1") || want("g1split") || want("g1fold") {
         let tables = synth::tables::<G1>(n, 0x5eed);
         let bases = synth::points_from_tables::<G1>(gpu, &tables)?;
         drop(tables);
+        if want("g1fold") {
+            fold_step(gpu, &bases, n, &step)?;
+        }
         if want("g1") {
             let uniform = random_fr(gpu, n, 5, 0)?;
             step(&format!("G1 MSM uniform 2^{lg}"), &mut || {
@@ -438,6 +442,50 @@ fn breakdown(gpu: &Gpu, lg: u32, steps: &[&str]) -> Result<(), ProveError> {
     step(&format!("G2 MSM uniform 2^{g2_lg}"), &mut || {
         msm::msm::<G2>(gpu, &bases, &uniform, m, false).map(|_| ())
     })?;
+    Ok(())
+}
+
+/// `breakdown`'s timing of one step: its name and the work to run.
+type StepFn<'a> =
+    dyn Fn(&str, &mut dyn FnMut() -> Result<(), ProveError>) -> Result<(), ProveError> + 'a;
+
+/// The H MSM folded (msm_folded): the bases' 2^fold_shift multiples made on the device
+/// (timed), the folded MSM's steps, and its sum against the unfolded MSM's.
+fn fold_step(
+    gpu: &Gpu,
+    bases: &CudaSlice<u8>,
+    n: usize,
+    step: &StepFn<'_>,
+) -> Result<(), ProveError> {
+    let ab = <G1 as msm::Curve>::AFFINE_BYTES;
+    let t = Instant::now();
+    let mut folded = gpu.alloc::<u8>(2 * n * ab)?;
+    gpu.stream()
+        .memcpy_dtod(&bases.slice(0..n * ab), &mut folded.slice_mut(0..n * ab))
+        .map_err(|e| gpu.err("copy of the bases", e))?;
+    let shift = folded::fold_shift(n);
+    folded::fill_second_half(gpu, gpu.stream(), &mut folded, n, shift)?;
+    gpu.sync()?;
+    println!(
+        "folded bases: 2^{shift} times 2^{} points made in {:.2} s",
+        n.ilog2(),
+        t.elapsed().as_secs_f64()
+    );
+    let uniform = random_fr(gpu, n, 5, 0)?;
+    let tuning = gpu.msm_tuning();
+    let run = || msm::msm_folded::<G1>(gpu, &folded.as_view(), &uniform.as_view(), n, &tuning);
+    step(
+        &format!("G1 MSM uniform 2^{}, folded", n.ilog2()),
+        &mut || run().map(|_| ()),
+    )?;
+    let want = msm::msm::<G1>(gpu, bases, &uniform, n, false)?.download::<G1>(gpu)?;
+    let got = run()?.download::<G1>(gpu)?;
+    if got != want {
+        return Err(ProveError::Invalid(
+            "the folded MSM's sum differs from the unfolded one".into(),
+        ));
+    }
+    println!("folded MSM equals the unfolded MSM");
     Ok(())
 }
 

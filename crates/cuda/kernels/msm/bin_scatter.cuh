@@ -87,42 +87,49 @@ __device__ __forceinline__ void window_digits(const uint32_t x[4], uint32_t c, u
     dn = signed_digit(bn, w + 1 < 32 ? (carries >> (w + 1)) & 1 : 0, c);
 }
 
-// Pass 1 over entries [0, n) (planes: their scalars, msm_canonical_planes; the base of
-// entry i is idx[i], or i), PER entries per thread. With `pairs`: scatters window w's
-// digits into bin order (bin_off: the nbins + 1 bin offsets, fill: nbins zeroed words).
-// With `counted`: adds the digits of window `cw` (w or w + 1) per bin to counted[bin].
-// Shared memory: 2 nbins words.
+// Pass 1 over `entries` entries (planes: the n scalars, msm_canonical_planes), PER
+// entries per thread. Entry e < n is scalar e's window w with base idx[e], or e. A folded
+// MSM (entries = 2 n, no idx) has a second base per scalar, 2^(c fw) times the first, at
+// index n + e: entry n + e is scalar e's window w + fw with that base, so one group of
+// buckets takes two windows. With `pairs`: scatters the digits into bin order (bin_off:
+// the nbins + 1 bin offsets, fill: nbins zeroed words). With `counted`: adds the digits
+// of the next group (cw = w + 1; cw = w: this one) per bin to counted[bin]. Shared
+// memory: 2 nbins words.
 //
 // The loads of AHEAD entries are issued before their shared-memory atomics: ptxas keeps
 // loads behind earlier atomics, so with AHEAD = 1 each entry waits for its own loads in
 // turn (one DRAM round trip per entry and thread).
 template <int PER, int AHEAD>
-__device__ __forceinline__ void bin_scatter(const uint32_t* planes, const uint32_t* idx, uint32_t n, uint32_t c,
-                                            uint32_t w, uint32_t nbins, const uint32_t* bin_off, uint32_t* fill,
-                                            uint2* pairs, uint32_t* counted, uint32_t cw) {
+__device__ __forceinline__ void bin_scatter(const uint32_t* planes, const uint32_t* idx, uint32_t n,
+                                            uint32_t entries, uint32_t fw, uint32_t c, uint32_t w, uint32_t nbins,
+                                            const uint32_t* bin_off, uint32_t* fill, uint2* pairs,
+                                            uint32_t* counted, uint32_t cw) {
     static_assert(PER % AHEAD == 0, "whole chunks of entries");
     extern __shared__ uint32_t sm[];
     uint32_t* hist = sm;
     uint32_t* chist = sm + nbins;
     for (uint32_t b = threadIdx.x; b < 2 * nbins; b += blockDim.x) sm[b] = 0;
     __syncthreads();
-    const uint32_t tile = blockIdx.x * (blockDim.x * PER), wd = (w * c) >> 5;
+    const uint32_t tile = blockIdx.x * (blockDim.x * PER);
+    // Entry e's scalar and window.
+    auto scalar_of = [&](uint32_t e) { return e < n ? e : e - n; };
+    auto window_of = [&](uint32_t e) { return e < n ? w : w + fw; };
     uint32_t key[PER];
 #pragma unroll
     for (int e0 = 0; e0 < PER; e0 += AHEAD) {
         uint32_t x[AHEAD][4];
 #pragma unroll
         for (int a = 0; a < AHEAD; a++) {
-            const uint32_t i = tile + (e0 + a) * blockDim.x + threadIdx.x;
-            if (i < n) window_words(planes, n, i, wd, x[a]);
+            const uint32_t e = tile + (e0 + a) * blockDim.x + threadIdx.x;
+            if (e < entries) window_words(planes, n, scalar_of(e), (window_of(e) * c) >> 5, x[a]);
         }
 #pragma unroll
         for (int a = 0; a < AHEAD; a++) {
-            const uint32_t i = tile + (e0 + a) * blockDim.x + threadIdx.x;
+            const uint32_t e = tile + (e0 + a) * blockDim.x + threadIdx.x;
             key[e0 + a] = NO_DIGIT;
-            if (i >= n) continue;
+            if (e >= entries) continue;
             uint32_t dw, dn;
-            window_digits(x[a], c, w, dw, dn);
+            window_digits(x[a], c, window_of(e), dw, dn);
             if (pairs && dw != NO_DIGIT) {
                 key[e0 + a] = dw;
                 atomicAdd(&hist[(dw & 0x7fffffffu) >> BIN_SHIFT], 1u);
@@ -139,12 +146,12 @@ __device__ __forceinline__ void bin_scatter(const uint32_t* planes, const uint32
     if (!pairs) return;
     __syncthreads();
 #pragma unroll
-    for (int e = 0; e < PER; e++) {
-        if (key[e] == NO_DIGIT) continue;
-        const uint32_t i = tile + e * blockDim.x + threadIdx.x;
-        const uint32_t bucket = key[e] & 0x7fffffffu;
+    for (int k = 0; k < PER; k++) {
+        if (key[k] == NO_DIGIT) continue;
+        const uint32_t e = tile + k * blockDim.x + threadIdx.x;
+        const uint32_t bucket = key[k] & 0x7fffffffu;
         const uint32_t p = atomicAdd(&hist[bucket >> BIN_SHIFT], 1u);
-        pairs[p] = make_uint2(bucket, (idx ? idx[i] : i) | (key[e] & 0x80000000u));
+        pairs[p] = make_uint2(bucket, (idx ? idx[e] : e) | (key[k] & 0x80000000u));
     }
 }
 
@@ -203,10 +210,10 @@ __device__ __forceinline__ void bin_place(const uint2* pairs, const uint32_t* bi
 // occupancies (16 or 32 entries, 8 or 16 ahead, 1 to 3 blocks per SM;
 // docs/decisions/007-binned-digit-scatter.md).
 extern "C" __global__ void __launch_bounds__(BIN_THREADS, 2)
-    msm_bin_scatter(const uint32_t* planes, const uint32_t* idx, uint32_t n, uint32_t c, uint32_t w,
-                    uint32_t nbins, const uint32_t* bin_off, uint32_t* fill, uint2* pairs, uint32_t* counted,
-                    uint32_t cw) {
-    bin_scatter<8, 8>(planes, idx, n, c, w, nbins, bin_off, fill, pairs, counted, cw);
+    msm_bin_scatter(const uint32_t* planes, const uint32_t* idx, uint32_t n, uint32_t entries, uint32_t fw,
+                    uint32_t c, uint32_t w, uint32_t nbins, const uint32_t* bin_off, uint32_t* fill, uint2* pairs,
+                    uint32_t* counted, uint32_t cw) {
+    bin_scatter<8, 8>(planes, idx, n, entries, fw, c, w, nbins, bin_off, fill, pairs, counted, cw);
 }
 extern "C" __global__ void __launch_bounds__(PLACE_THREADS)
     msm_bin_count(const uint2* pairs, const uint32_t* bin_off, uint32_t nbins, uint32_t* counts) {

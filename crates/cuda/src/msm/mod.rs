@@ -47,7 +47,7 @@ pub use curve::{Curve, G1, G2};
 pub use device_msm::DeviceMsm;
 pub use launch::scan_u32;
 pub use plan::{window_bits, windows, MAX_WINDOW, MIN_WINDOW};
-pub use scratch::scratch_bytes;
+pub use scratch::{folded_scratch_bytes, scratch_bytes};
 pub use tuning::{LeftoverReduce, MsmTuning};
 
 use affine::{run_levels, Leftover};
@@ -108,8 +108,41 @@ pub fn msm_view_with<C: Curve>(
     if split {
         split::split_msm::<C>(gpu, bases, scalars, n, affine)
     } else {
-        pippenger::<C>(gpu, bases, scalars, n, None, affine)
+        pippenger::<C>(gpu, bases, scalars, n, None, affine, 1)
     }
+}
+
+/// The power of two that the second half of a folded MSM's bases carries:
+/// bases[n + i] = 2^fold_shift(n) bases[i], half of the windows of n scalars, rounded up
+/// (132 bits for 2^27: 12 windows of 22 bits).
+pub fn fold_shift(n: usize) -> u32 {
+    let c = window_bits(n);
+    c * windows(c).div_ceil(2)
+}
+
+/// sum_i scalars[i] * bases[i] over n scalars, with 2n bases of which bases[n + i] =
+/// 2^fold_shift(n) bases[i]: each bucket group then takes two windows of the scalars
+/// (window w with base i, window w + ceil(windows / 2) with base n + i), half as many
+/// groups of twice the entries. The additions stay the same; the per-window passes (leftover
+/// reduction, scans, counts) run half as often.
+pub fn msm_folded<C: Curve>(
+    gpu: &Gpu,
+    bases: &CudaView<'_, u8>,
+    scalars: &CudaView<'_, u8>,
+    n: usize,
+    affine: &MsmTuning,
+) -> Result<DeviceMsm, ProveError> {
+    if bases.len() < 2 * n * C::AFFINE_BYTES || scalars.len() < n * 32 || n >= 1 << 30 {
+        return Err(ProveError::Invalid(format!(
+            "folded MSM of {n} with {} base / {} scalar bytes",
+            bases.len(),
+            scalars.len()
+        )));
+    }
+    if n == 0 {
+        return Ok(DeviceMsm::identity());
+    }
+    pippenger::<C>(gpu, bases, scalars, n, None, affine, 2)
 }
 
 /// Uploads affine bases.

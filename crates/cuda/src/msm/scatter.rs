@@ -51,6 +51,9 @@ pub(super) struct Digits<'a> {
     c: u32,
     b: usize,
     windows: u32,
+    /// Windows per bucket group: 2 for a folded MSM (binned only; msm/bin_scatter.cuh),
+    /// else 1.
+    fold: u32,
 }
 
 /// Device pointer 0 for an absent buffer.
@@ -58,7 +61,10 @@ const NULL: u64 = 0;
 
 impl<'a> Digits<'a> {
     /// Converts the `n` scalars of an MSM (scalars[list[i]], or scalars[i]) for the digit
-    /// passes of `c`-bit windows, in the binned layout or the direct one.
+    /// passes of `c`-bit windows, in the binned layout or the direct one. With `fold` = 2
+    /// (binned, no list) each of the ceil(windows / 2) groups takes window w with base i
+    /// and window w + ceil(windows / 2) (when there is one) with base n + i.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         gpu: &'a Gpu,
         prefix: &'static str,
@@ -67,7 +73,14 @@ impl<'a> Digits<'a> {
         n: usize,
         c: u32,
         binned: bool,
+        fold: u32,
     ) -> Result<Self, ProveError> {
+        if fold != 1 && (fold != 2 || !binned || list.is_some()) {
+            return Err(gpu.fault(format!(
+                "MSM folded {fold} times (binned {binned}, list {})",
+                list.is_some()
+            )));
+        }
         let mut canon = gpu.alloc::<u8>(Self::canon_bytes(n, binned))?;
         let name = if binned {
             "msm_canonical_planes"
@@ -109,7 +122,19 @@ impl<'a> Digits<'a> {
             c,
             b: 1 << (c - 1),
             windows: windows(c),
+            fold,
         })
+    }
+
+    /// Bucket groups of the binned scatter (ceil(windows / fold)) and the entries of each
+    /// (fold n).
+    pub fn groups(&self) -> u32 {
+        self.windows.div_ceil(self.fold)
+    }
+
+    /// See [`Digits::groups`].
+    pub fn entries(&self) -> usize {
+        self.fold as usize * self.n
     }
 
     /// Modelled work of a pass that reads every converted scalar (and its index): the
@@ -117,7 +142,7 @@ impl<'a> Digits<'a> {
     /// lie in and its carries.
     fn read_work(&self) -> Work {
         let per = if self.binned { 16 } else { 32 } + if self.list.is_some() { 4 } else { 0 };
-        Work::bytes((self.n * per) as f64)
+        Work::bytes((self.entries() * per) as f64)
     }
 
     /// Device bytes of the converted scalars: 32 per scalar, 36 binned (the carries).
@@ -220,8 +245,8 @@ impl<'a> Digits<'a> {
         self.b.div_ceil(BIN)
     }
 
-    /// msm_bin_scatter over every entry: window `w` into `pairs` when given (bin_off and
-    /// fill as msm/bin_scatter.cuh says), window `cw`'s bins counted into `counted` when given.
+    /// msm_bin_scatter over every entry: group `w` into `pairs` when given (bin_off and
+    /// fill as msm/bin_scatter.cuh says), group `cw`'s bins counted into `counted` when given.
     #[allow(clippy::too_many_arguments)]
     fn bin_pass(
         &self,
@@ -235,6 +260,9 @@ impl<'a> Digits<'a> {
         let gpu = self.gpu;
         let nbins = self.bins() as u32;
         let n32 = self.n as u32;
+        let entries = self.entries() as u32;
+        // The second half's window offset (0 unfolded: no second half).
+        let fw = if self.fold > 1 { self.groups() } else { 0 };
         let kernel = BIN_SCATTER;
         let mut lb = gpu.stream().launch_builder(gpu.func(kernel)?);
         lb.arg(&self.canon);
@@ -242,7 +270,12 @@ impl<'a> Digits<'a> {
             Some(l) => lb.arg(l),
             None => lb.arg(&NULL),
         };
-        lb.arg(&n32).arg(&self.c).arg(&w).arg(&nbins);
+        lb.arg(&n32)
+            .arg(&entries)
+            .arg(&fw)
+            .arg(&self.c)
+            .arg(&w)
+            .arg(&nbins);
         match bin_off {
             Some(b) => lb.arg(b),
             None => lb.arg(&NULL),
@@ -255,18 +288,24 @@ impl<'a> Digits<'a> {
         }
         lb.arg(&cw);
         let tile = BIN_THREADS * BIN_PER_THREAD;
-        let grid = cfg(self.n.div_ceil(tile), BIN_THREADS as u32, 2 * nbins * 4);
+        let grid = cfg(
+            self.entries().div_ceil(tile),
+            BIN_THREADS as u32,
+            2 * nbins * 4,
+        );
         // SAFETY: msm_bin_scatter's signature (msm/bin_scatter.cuh), launched with
         // BIN_THREADS threads and tiles of BIN_PER_THREAD entries as compiled; bin_off holds
-        // nbins + 1 words, fill and counted nbins (+ 1), pairs 2 n; the shared memory is 2
-        // nbins words; `list`, when given, holds n indices.
+        // nbins + 1 words, fill and counted nbins (+ 1), pairs 2 entries; the shared memory
+        // is 2 nbins words; `list`, when given (fold 1: entries = n), holds n indices; the
+        // planes hold n scalars and entry e reads scalar e mod n, window w or w + fw <= 32
+        // (a window past the scalar's reads zero words and no carry: no digit).
         unsafe { lb.launch(grid) }.map_err(launch_err(gpu, kernel))?;
         Ok(())
     }
 
-    /// The binned scatter of window `w` (a group of its own); `counted` holds its bin
-    /// counts when the previous window's pass counted them (else they are counted here),
-    /// and receives the next window's.
+    /// The binned scatter of group `w` (window w, and w + groups when folded);
+    /// `counted` holds its bin counts when the previous group's pass counted them (else
+    /// they are counted here), and receives the next group's.
     pub fn binned(
         &self,
         w: u32,
@@ -290,8 +329,9 @@ impl<'a> Digits<'a> {
         scan_u32(gpu, &bin_counts, &mut bin_off, nbins + 1)?;
         drop(bin_counts);
         let mut fill = gpu.zeros::<u32>(nbins)?;
-        let mut pairs = gpu.alloc::<u32>(2 * self.n)?;
-        let mut next = if w + 1 < self.windows {
+        let entries = self.entries();
+        let mut pairs = gpu.alloc::<u32>(2 * entries)?;
+        let mut next = if w + 1 < self.groups() {
             Some(gpu.zeros::<u32>(nbins + 1)?)
         } else {
             None
@@ -309,14 +349,14 @@ impl<'a> Digits<'a> {
         // Every entry read, each present one written as a (bucket, index) pair.
         gpu.probe(
             "msm_scatter",
-            self.read_work().and_bytes(self.n as f64 * 8.0),
+            self.read_work().and_bytes(entries as f64 * 8.0),
         )?;
         let mut counts = gpu.zeros::<u32>(nb + 1)?;
-        let grid = cfg(self.n.div_ceil(PLACE_TILE), 512, PLACE_SHARED);
+        let grid = cfg(entries.div_ceil(PLACE_TILE), 512, PLACE_SHARED);
         let nbins32 = nbins as u32;
         // SAFETY: signatures as in msm/bin_scatter.cuh; pairs holds
-        // bin_off[nbins] <= n pairs whose buckets are below nb, counts (the cursors) and
-        // offsets nb + 1 words, sorted n; PLACE_SHARED bytes of shared memory.
+        // bin_off[nbins] <= entries pairs whose buckets are below nb, counts (the cursors)
+        // and offsets nb + 1 words, sorted entries; PLACE_SHARED bytes of shared memory.
         unsafe {
             s.launch_builder(gpu.func("msm_bin_count")?)
                 .arg(&pairs)
@@ -331,13 +371,13 @@ impl<'a> Digits<'a> {
         s.memcpy_dtod(&offsets, &mut counts)
             .map_err(launch_err(gpu, "copy offsets"))?;
         // The pairs read to count the buckets, then the scan.
-        gpu.probe("msm_scan", scan_work(nb).and_bytes(self.n as f64 * 8.0))?;
-        let mut sorted = gpu.alloc::<u32>(self.n)?;
+        gpu.probe("msm_scan", scan_work(nb).and_bytes(entries as f64 * 8.0))?;
+        let mut sorted = gpu.alloc::<u32>(entries)?;
         // SAFETY: msm_bin_place(pairs, bin_off, nbins, counts, sorted) as in
-        // msm/bin_scatter.cuh; it reads the same bin_off[nbins] <= n pairs as msm_bin_count
-        // above and writes each one's index once, at its bucket's cursor in counts (the
-        // scanned counts, so below n), into sorted, which holds n words; PLACE_SHARED bytes
-        // of shared memory, as the kernel declares.
+        // msm/bin_scatter.cuh; it reads the same bin_off[nbins] <= entries pairs as
+        // msm_bin_count above and writes each one's index once, at its bucket's cursor in
+        // counts (the scanned counts, so below entries), into sorted, which holds entries
+        // words; PLACE_SHARED bytes of shared memory, as the kernel declares.
         unsafe {
             s.launch_builder(gpu.func("msm_bin_place")?)
                 .arg(&pairs)
@@ -349,7 +389,7 @@ impl<'a> Digits<'a> {
         }
         .map_err(launch_err(gpu, "msm_bin_place"))?;
         // The pairs read, each index written at its bucket's place.
-        gpu.probe("msm_bin_place", Work::bytes(self.n as f64 * 12.0))?;
+        gpu.probe("msm_bin_place", Work::bytes(entries as f64 * 12.0))?;
         Ok(Scattered { offsets, sorted })
     }
 

@@ -61,7 +61,7 @@ pub(super) fn split_msm<C: Curve>(
         r.extra = ones_sum;
         return Ok(r);
     }
-    let mut r = pippenger::<C>(gpu, bases, scalars, n_others, Some(&others), affine)?;
+    let mut r = pippenger::<C>(gpu, bases, scalars, n_others, Some(&others), affine, 1)?;
     r.extra = ones_sum;
     Ok(r)
 }

@@ -32,7 +32,9 @@ pub struct SyntheticArgs {
     #[arg(long, default_value_t = 27)]
     pub lg: u32,
     /// Transfer modes to compare, each adding one change to the previous: naive,
-    /// prestaged, nosync, resident ("none": only the pipeline runs).
+    /// prestaged, nosync, resident ("none": only the pipeline runs); also bounce
+    /// (resident, no page-locking in place) and unfolded (resident, H's bases not
+    /// folded).
     #[arg(
         long,
         value_delimiter = ',',
@@ -94,7 +96,15 @@ pub fn mode_options(mode: &str, lg: u32) -> anyhow::Result<CudaOptions> {
             max_batch: 0,
             ..nosync
         },
-        other => bail!("unknown mode {other:?} (naive, prestaged, nosync, resident, bounce)"),
+        "unfolded" => CudaOptions {
+            resident_srs: true,
+            fold_h: false,
+            max_batch: 0,
+            ..nosync
+        },
+        other => {
+            bail!("unknown mode {other:?} (naive, prestaged, nosync, resident, bounce, unfolded)")
+        }
     })
 }
 
@@ -141,7 +151,10 @@ pub fn run(mut args: SyntheticArgs) -> anyhow::Result<()> {
         t.elapsed().as_secs_f64()
     );
     let stub = workload::host_stub(asg.input_assignment.len(), args.seed);
-    let streamed = args.modes.iter().any(|m| m != "resident" && m != "bounce");
+    let streamed = args
+        .modes
+        .iter()
+        .any(|m| !["resident", "bounce", "unfolded"].contains(&m.as_str()));
     // Streamed modes read the parameters from host memory: make them on the device once
     // and download them.
     let host_srs = if streamed {

@@ -59,6 +59,7 @@ pub fn run(args: VramPlanArgs) -> anyhow::Result<()> {
             budget,
             staging_slots: args.workers,
             allow_resident: !args.no_resident,
+            allow_folded_h: !args.no_resident,
             max_batch: args.max_batch,
         },
     )

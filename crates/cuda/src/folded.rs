@@ -1,0 +1,83 @@
+//! The folded H bases: H's n points followed by 2^s times each, s = [`fold_shift`]`(n)`
+//! (132 for 2^27 points: half of the MSM's twelve 22-bit windows). With them the H MSM
+//! folds two windows into each group of buckets ([`crate::msm::msm_folded`]): the same
+//! additions, but the per-window passes (leftover reduction, scans, counts) run for six
+//! windows instead of twelve. On the H200 the 2^27 G1 MSM took 809 instead of 841 ms for
+//! 12 GiB more of resident parameters (docs/decisions/018-folded-h-bases.md).
+//!
+//! The second half is made on the device when the parameters become resident: s
+//! doublings per point (XYZZ), then to affine form by fixed_base.cu's g1_fb_affine.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, CudaStream, PushKernelArg};
+use filprove_groth16::ProveError;
+
+use crate::fixed_base::BATCH;
+use crate::gpu::{blocks, cfg, Gpu};
+use crate::msm::{Curve, G1};
+
+pub use crate::msm::fold_shift;
+
+/// Points doubled per launch (an XYZZ scratch of 3.2 GB at 2^24).
+const CHUNK: usize = 1 << 24;
+
+/// Threads per block of g1_fb_shift and g1_fb_affine.
+const THREADS: u32 = 128;
+
+/// Fills `bases[n..2n]` (G1 affine, device layout) with 2^shift times `bases[0..n]`,
+/// queued on `stream`.
+pub fn fill_second_half(
+    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
+    bases: &mut CudaSlice<u8>,
+    n: usize,
+    shift: u32,
+) -> Result<(), ProveError> {
+    let ab = G1::AFFINE_BYTES;
+    if bases.len() < 2 * n * ab || n >= 1 << 31 {
+        return Err(ProveError::Invalid(format!(
+            "folding {n} bases in {} bytes",
+            bases.len()
+        )));
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    let mut xyzz = gpu.alloc_on::<u8>(stream, CHUNK.min(n) * G1::XYZZ_BYTES)?;
+    for lo in (0..n).step_by(CHUNK) {
+        let len = CHUNK.min(n - lo);
+        let len32 = len as u32;
+        let src = bases.slice(lo * ab..(lo + len) * ab);
+        // SAFETY: g1_fb_shift(const G1A* in, u32 n, u32 k, G1X* out) as in fixed_base.cu;
+        // `src` holds len affine points and `xyzz` room for len <= CHUNK XYZZ points; one
+        // thread per point.
+        unsafe {
+            stream
+                .launch_builder(gpu.func("g1_fb_shift")?)
+                .arg(&src)
+                .arg(&len32)
+                .arg(&shift)
+                .arg(&mut xyzz)
+                .launch(cfg(blocks(len, THREADS), THREADS, 0))
+        }
+        .map_err(|e| gpu.err("g1_fb_shift", e))?;
+        let mut dst = bases.slice_mut((n + lo) * ab..(n + lo + len) * ab);
+        // SAFETY: g1_fb_affine(const G1X* in, u32 n, G1A* out) as in fixed_base.cu; `xyzz`
+        // holds the len points written above and `dst` room for len affine points (the
+        // second half, disjoint from `src`); the grid has at least len / BATCH threads,
+        // each taking BATCH points at a stride of the grid.
+        unsafe {
+            stream
+                .launch_builder(gpu.func("g1_fb_affine")?)
+                .arg(&xyzz)
+                .arg(&len32)
+                .arg(&mut dst)
+                .launch(cfg(blocks(len.div_ceil(BATCH), THREADS), THREADS, 0))
+        }
+        .map_err(|e| gpu.err("g1_fb_affine", e))?;
+    }
+    // The scratch is freed in the stream's order, after the last conversion.
+    drop(xyzz);
+    Ok(())
+}
