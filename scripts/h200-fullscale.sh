@@ -83,7 +83,9 @@ TOML
   FILPROVE_LOG_FORMAT=json "$bin" daemon -c "$work/daemon.toml" > "$out/daemon-run.log" 2>&1 &
   pid=$!
   for _ in $(seq 600); do
-    [ -S "$sock" ] && grep -q 'parameters loaded' "$out/daemon-run.log" && break
+    # "preloaded": the parameters are on the GPU (H folded there) and the host's copy is
+    # released; requests sent before then would overlap the upload and the host copy.
+    [ -S "$sock" ] && grep -q '"message":"preloaded"' "$out/daemon-run.log" && break
     sleep 0.5
   done
   echo "daemon ready with parameters: $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s" >> "$out/summary.txt"
