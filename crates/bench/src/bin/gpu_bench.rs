@@ -384,8 +384,15 @@ fn breakdown(gpu: &Gpu, lg: u32, steps: &[&str]) -> Result<(), ProveError> {
         );
         Ok::<(), ProveError>(())
     };
+    // The plan (twiddles and coset tables), made once here; a region makes its own.
+    let t = Instant::now();
     let plan = NttPlan::new(gpu, lg)?;
+    gpu.sync()?;
     if want("ntt") || want("h") {
+        println!(
+            "NTT plan 2^{lg} (twiddles, coset tables): {:.2} ms",
+            t.elapsed().as_secs_f64() * 1e3
+        );
         println!("{}", filprove_cuda::testing::ntt::strided_kernel_info(gpu)?);
     }
     if want("ntt") {

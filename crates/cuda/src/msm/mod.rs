@@ -95,13 +95,7 @@ pub fn msm_view_with<C: Curve>(
     split: bool,
     affine: &MsmTuning,
 ) -> Result<DeviceMsm, ProveError> {
-    if bases.len() < n * C::AFFINE_BYTES || scalars.len() < n * 32 || n >= 1 << 31 {
-        return Err(ProveError::Invalid(format!(
-            "MSM of {n} with {} base / {} scalar bytes",
-            bases.len(),
-            scalars.len()
-        )));
-    }
+    check_sizes::<C>(bases, scalars, n, 1)?;
     if n == 0 {
         return Ok(DeviceMsm::identity());
     }
@@ -132,17 +126,29 @@ pub fn msm_folded<C: Curve>(
     n: usize,
     affine: &MsmTuning,
 ) -> Result<DeviceMsm, ProveError> {
-    if bases.len() < 2 * n * C::AFFINE_BYTES || scalars.len() < n * 32 || n >= 1 << 30 {
-        return Err(ProveError::Invalid(format!(
-            "folded MSM of {n} with {} base / {} scalar bytes",
-            bases.len(),
-            scalars.len()
-        )));
-    }
+    check_sizes::<C>(bases, scalars, n, 2)?;
     if n == 0 {
         return Ok(DeviceMsm::identity());
     }
     pippenger::<C>(gpu, bases, scalars, n, None, affine, 2)
+}
+
+/// An MSM of n scalars reads n of them and `fold` n bases; its entries (fold n) index
+/// below 2^31.
+fn check_sizes<C: Curve>(
+    bases: &CudaView<'_, u8>,
+    scalars: &CudaView<'_, u8>,
+    n: usize,
+    fold: usize,
+) -> Result<(), ProveError> {
+    if bases.len() < fold * n * C::AFFINE_BYTES || scalars.len() < n * 32 || fold * n >= 1 << 31 {
+        return Err(ProveError::Invalid(format!(
+            "MSM of {n} (bases folded {fold} times) with {} base / {} scalar bytes",
+            bases.len(),
+            scalars.len()
+        )));
+    }
+    Ok(())
 }
 
 /// Uploads affine bases.
