@@ -41,6 +41,7 @@ pub(crate) const PRODUCTION: &[KernelModule] = &[
             "ntt_strided_dit",
             "ntt_strided_dif",
             "ntt_scale_table",
+            "ntt_expand",
             "ntt_scale_const",
             "h_product",
             "h_coset_product",

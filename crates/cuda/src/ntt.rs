@@ -118,6 +118,27 @@ impl Powers {
             hi: powers(gpu, c, g.pow_vartime([1u64 << lo_bits]), hi_len)?,
         })
     }
+
+    /// The whole table c * g^i, i < len <= 2^lg, in one product per entry.
+    fn expand(&self, gpu: &Gpu, lg: u32, len: usize) -> Result<CudaSlice<u8>, ProveError> {
+        let mut out = gpu.alloc::<u8>(len * FR_BYTES)?;
+        let (len32, lo_bits) = (len as u32, LO_BITS.min(lg));
+        // SAFETY: ntt_expand(Fr* out, u32 len, const Fr* lo, const Fr* hi, u32 lo_bits) as
+        // in ntt.cu; `out` holds len Fr, lo 2^lo_bits and hi 2^(lg - lo_bits), so every
+        // index i < len <= 2^lg reads lo[i mod 2^lo_bits] and hi[i >> lo_bits] in range.
+        unsafe {
+            gpu.stream()
+                .launch_builder(gpu.func("ntt_expand")?)
+                .arg(&mut out)
+                .arg(&len32)
+                .arg(&self.lo)
+                .arg(&self.hi)
+                .arg(&lo_bits)
+                .launch(cfg(blocks(len, 256).min(132 * 16), 256, 0))
+        }
+        .map_err(|e| gpu.err("ntt_expand", e))?;
+        Ok(out)
+    }
 }
 
 impl NttPlan {
@@ -129,8 +150,9 @@ impl NttPlan {
                 Fr::S
             )));
         }
-        let half = if lg == 0 { 1 } else { 1usize << (lg - 1) };
-        let twiddles = powers(gpu, Fr::ONE, omega(lg), half)?;
+        let half_lg = lg.saturating_sub(1);
+        let twiddles =
+            Powers::new(gpu, half_lg, Fr::ONE, omega(lg))?.expand(gpu, half_lg, 1 << half_lg)?;
         let g = Fr::MULTIPLICATIVE_GENERATOR;
         let g_inv = g.invert().unwrap_or(Fr::ONE);
         let n_inv = n_inv(lg);
