@@ -84,6 +84,9 @@ mod tests {
                 c * windows(c) >= 256 && c * (windows(c) - 1) < 256,
                 "c = {c}"
             );
+            // Folded, the upper half's windows start where the lower half's end.
+            let shift = crate::msm::fold_shift(1 << lg);
+            assert!(shift % c == 0 && 2 * shift >= c * windows(c), "c = {c}");
             assert!(group_windows(1 << lg, windows(c)) >= 1);
             for resident in [1, 1000, 67_584, 1 << 22] {
                 // Entries of a group stay below 2^31 (n < 2^31, G n <= max(n, 2^24)).
@@ -100,6 +103,8 @@ mod tests {
         }
         assert_eq!(window_bits(1 << 27), 22);
         assert_eq!(windows(22), 12);
+        // A folded MSM's second bases carry 2^(c ceil(w / 2)): 2^132 for H at 2^27.
+        assert_eq!(crate::msm::fold_shift((1 << 27) - 1), 132);
         assert_eq!(window_bits(1 << 20), 16);
         assert_eq!(window_bits(1), MIN_WINDOW);
     }
