@@ -86,7 +86,10 @@ mod tests {
             );
             // Folded, the upper half's windows start where the lower half's end.
             let shift = crate::msm::fold_shift(1 << lg);
-            assert!(shift % c == 0 && 2 * shift >= c * windows(c), "c = {c}");
+            assert!(
+                shift.is_multiple_of(c) && 2 * shift >= c * windows(c),
+                "c = {c}"
+            );
             assert!(group_windows(1 << lg, windows(c)) >= 1);
             for resident in [1, 1000, 67_584, 1 << 22] {
                 // Entries of a group stay below 2^31 (n < 2^31, G n <= max(n, 2^24)).
