@@ -36,7 +36,20 @@ pub fn fill_second_half(
     n: usize,
     shift: u32,
 ) -> Result<(), ProveError> {
+    fill_second_half_in(gpu, stream, bases, n, shift, CHUNK)
+}
+
+/// [`fill_second_half`] in launches of `chunk` points (tests: several chunks at small n).
+pub fn fill_second_half_in(
+    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
+    bases: &mut CudaSlice<u8>,
+    n: usize,
+    shift: u32,
+    chunk: usize,
+) -> Result<(), ProveError> {
     let ab = G1::AFFINE_BYTES;
+    let chunk = chunk.max(1);
     if bases.len() < 2 * n * ab || n >= 1 << 31 {
         return Err(ProveError::Invalid(format!(
             "folding {n} bases in {} bytes",
@@ -46,13 +59,13 @@ pub fn fill_second_half(
     if n == 0 {
         return Ok(());
     }
-    let mut xyzz = gpu.alloc_on::<u8>(stream, CHUNK.min(n) * G1::XYZZ_BYTES)?;
-    for lo in (0..n).step_by(CHUNK) {
-        let len = CHUNK.min(n - lo);
+    let mut xyzz = gpu.alloc_on::<u8>(stream, chunk.min(n) * G1::XYZZ_BYTES)?;
+    for lo in (0..n).step_by(chunk) {
+        let len = chunk.min(n - lo);
         let len32 = len as u32;
         let src = bases.slice(lo * ab..(lo + len) * ab);
         // SAFETY: g1_fb_shift(const G1A* in, u32 n, u32 k, G1X* out) as in fixed_base.cu;
-        // `src` holds len affine points and `xyzz` room for len <= CHUNK XYZZ points; one
+        // `src` holds len affine points and `xyzz` room for len <= chunk XYZZ points; one
         // thread per point.
         unsafe {
             stream

@@ -398,10 +398,11 @@ fn folded_msm_matches_cpu() {
 }
 
 /// The folded bases' second half made on the device (2^fold_shift(n) times each point,
-/// doubled in XYZZ form and taken to affine form) equals the CPU's, the identity included.
+/// doubled in XYZZ form and taken to affine form) equals the CPU's, the identity included,
+/// in one launch and in several.
 #[test]
 fn folded_bases_match_cpu() {
-    use filprove_cuda::testing::folded::{fill_second_half, fold_shift};
+    use filprove_cuda::testing::folded::{fill_second_half_in, fold_shift};
     use filprove_cuda::testing::msm::Curve as _;
     let Some(gpu) = common::gpu("folded_bases_match_cpu") else {
         return;
@@ -410,7 +411,13 @@ fn folded_bases_match_cpu() {
     let mut bases = common::g1_points(&mut rng, 3000);
     bases[17] = G1Affine::identity();
     let ab = G1::AFFINE_BYTES;
-    for n in [1usize, 2, 33, 3000] {
+    for (n, chunk) in [
+        (1usize, 1usize),
+        (2, 1),
+        (33, 7),
+        (3000, 1000),
+        (3000, 1 << 22),
+    ] {
         let shift = fold_shift(n);
         let k = Fr::from(2u64).pow_vartime([u64::from(shift)]);
         let want: Vec<G1Affine> = bases[..n].iter().map(|b| (*b * k).to_affine()).collect();
@@ -419,13 +426,13 @@ fn folded_bases_match_cpu() {
         gpu.stream()
             .memcpy_dtod(&first, &mut d.slice_mut(0..n * ab))
             .unwrap();
-        fill_second_half(&gpu, gpu.stream(), &mut d, n, shift).unwrap();
+        fill_second_half_in(&gpu, gpu.stream(), &mut d, n, shift, chunk).unwrap();
         gpu.sync().unwrap();
         let got = common::download(&gpu, &d);
         assert_eq!(
             &got[n * ab..],
             bytes_of(&want),
-            "second half of {n} (2^{shift})"
+            "second half of {n} (2^{shift}) in chunks of {chunk}"
         );
     }
 }
