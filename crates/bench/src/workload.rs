@@ -274,7 +274,7 @@ pub fn device_srs(gpu: &Gpu, lens: Lens, seed: u64) -> Result<DeviceSrs, ProveEr
         a,
         b_g1,
         b_g2,
-        h_shift: None,
+        h_folded: false,
         device_only: true,
         upload_time: t.elapsed(),
     })

@@ -27,6 +27,29 @@ const CHUNK: usize = 1 << 22;
 /// Threads per block of g1_fb_shift and g1_fb_affine.
 const THREADS: u32 = 128;
 
+/// A new buffer of 2n points: `bases[0..n]` (G1 affine, device layout), then 2^fold_shift(n)
+/// times each; queued on `stream`.
+pub fn fold_copy(
+    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
+    bases: &CudaSlice<u8>,
+    n: usize,
+) -> Result<CudaSlice<u8>, ProveError> {
+    let ab = G1::AFFINE_BYTES;
+    if bases.len() < n * ab {
+        return Err(ProveError::Invalid(format!(
+            "folding {n} bases from {} bytes",
+            bases.len()
+        )));
+    }
+    let mut folded = gpu.alloc_on::<u8>(stream, 2 * n * ab)?;
+    stream
+        .memcpy_dtod(&bases.slice(0..n * ab), &mut folded.slice_mut(0..n * ab))
+        .map_err(|e| gpu.err("copy of the bases to fold", e))?;
+    fill_second_half(gpu, stream, &mut folded, n, fold_shift(n))?;
+    Ok(folded)
+}
+
 /// Fills `bases[n..2n]` (G1 affine, device layout) with 2^shift times `bases[0..n]`,
 /// queued on `stream`.
 pub fn fill_second_half(

@@ -13,7 +13,7 @@ use group::prime::PrimeCurveAffine;
 use group::GroupEncoding;
 
 use crate::field::bytes_of;
-use crate::folded::{fill_second_half, fold_shift};
+use crate::folded::{fill_second_half, fold_copy, fold_shift};
 use crate::gpu::Gpu;
 use crate::msm::{Curve, G1, G2};
 use crate::pinned::Bounce;
@@ -85,8 +85,8 @@ pub struct DeviceSrs {
     pub key: u64,
     /// Section lengths.
     pub lens: Lens,
-    /// h, l, a, b_g1 (G1 affine, device layout) and b_g2 (G2). Folded (`h_shift`), h
-    /// holds 2 lens.h points: H's, then 2^shift times each (folded.rs).
+    /// h, l, a, b_g1 (G1 affine, device layout) and b_g2 (G2). Folded (`h_folded`), h
+    /// holds 2 lens.h points: H's, then 2^fold_shift(lens.h) times each (folded.rs).
     pub h: CudaSlice<u8>,
     /// See `h`.
     pub l: CudaSlice<u8>,
@@ -96,8 +96,8 @@ pub struct DeviceSrs {
     pub b_g1: CudaSlice<u8>,
     /// See `h`.
     pub b_g2: CudaSlice<u8>,
-    /// The power of two of h's second half when folded.
-    pub h_shift: Option<u32>,
+    /// Whether h is folded.
+    pub h_folded: bool,
     /// Made on the device with no host copy (benchmark workloads): never evicted.
     pub device_only: bool,
     /// How long the upload took.
@@ -112,7 +112,7 @@ impl DeviceSrs {
 
     /// Device bytes of h's second half when folded.
     fn folded_extra(&self) -> u64 {
-        if self.h_shift.is_some() {
+        if self.h_folded {
             (self.lens.h * G1::AFFINE_BYTES) as u64
         } else {
             0
@@ -122,26 +122,20 @@ impl DeviceSrs {
     /// The folded H bases for an H MSM of `n` points (msm::msm_folded), when h is folded
     /// for exactly that many.
     pub fn folded_h(&self, n: usize) -> Option<&CudaSlice<u8>> {
-        (n == self.lens.h && self.h_shift == Some(fold_shift(n))).then_some(&self.h)
+        (self.h_folded && n == self.lens.h).then_some(&self.h)
     }
 
     /// Folds h (folded.rs): a buffer of twice the points, the second half made on the
     /// device; waits for it. Device-made sets (benchmarks); uploads fold as they go.
     pub fn fold_h(&mut self, gpu: &Gpu) -> Result<(), ProveError> {
-        if self.h_shift.is_some() {
+        if self.h_folded {
             return Ok(());
         }
-        let n = self.lens.h;
-        let ab = G1::AFFINE_BYTES;
         let copy = gpu.copy_stream();
-        let mut h = gpu.alloc_on::<u8>(copy, 2 * n * ab)?;
-        copy.memcpy_dtod(&self.h.slice(0..n * ab), &mut h.slice_mut(0..n * ab))
-            .map_err(|e| gpu.err("copy of H", e))?;
-        let shift = fold_shift(n);
-        fill_second_half(gpu, copy, &mut h, n, shift)?;
+        let h = fold_copy(gpu, copy, &self.h, self.lens.h)?;
         copy.synchronize().map_err(|e| gpu.err("folding H", e))?;
         self.h = h;
-        self.h_shift = Some(shift);
+        self.h_folded = true;
         Ok(())
     }
 
@@ -164,10 +158,9 @@ impl DeviceSrs {
             Ok(d)
         };
         let hb = bytes_of(&srs.h);
-        let h_shift = fold.then(|| fold_shift(srs.h.len()));
         let mut h = up(hb, if fold { 2 * hb.len() } else { hb.len() })?;
-        if let Some(shift) = h_shift {
-            fill_second_half(gpu, copy, &mut h, srs.h.len(), shift)?;
+        if fold {
+            fill_second_half(gpu, copy, &mut h, srs.h.len(), fold_shift(srs.h.len()))?;
         }
         let mut up_all = |bytes: &[u8]| up(bytes, bytes.len());
         let l = up_all(bytes_of(&srs.l))?;
@@ -185,7 +178,7 @@ impl DeviceSrs {
             a,
             b_g1,
             b_g2,
-            h_shift,
+            h_folded: fold,
             device_only: false,
             upload_time: t.elapsed(),
         })

@@ -464,17 +464,12 @@ fn fold_step(
     n: usize,
     step: &StepFn<'_>,
 ) -> Result<(), ProveError> {
-    let ab = <G1 as msm::Curve>::AFFINE_BYTES;
     let t = Instant::now();
-    let mut folded = gpu.alloc::<u8>(2 * n * ab)?;
-    gpu.stream()
-        .memcpy_dtod(&bases.slice(0..n * ab), &mut folded.slice_mut(0..n * ab))
-        .map_err(|e| gpu.err("copy of the bases", e))?;
-    let shift = folded::fold_shift(n);
-    folded::fill_second_half(gpu, gpu.stream(), &mut folded, n, shift)?;
+    let folded = folded::fold_copy(gpu, gpu.stream(), bases, n)?;
     gpu.sync()?;
     println!(
-        "folded bases: 2^{shift} times 2^{} points made in {:.2} s",
+        "folded bases: 2^{} times 2^{} points made in {:.2} s",
+        folded::fold_shift(n),
         n.ilog2(),
         t.elapsed().as_secs_f64()
     );
