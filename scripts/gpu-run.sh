@@ -8,6 +8,7 @@
 # Binaries come from crates/cuda/package-device.sh (built on the build machine) in .device/:
 # .device/tests/<name> (cargo test executables) and .device/gpu_bench.
 set -uo pipefail
+bash "$(dirname "$0")/device-unpack.sh" "${DEVICE_DIR:-.device}"  # binaries packed by package-device.sh
 out="${1:?usage: gpu-run.sh OUTDIR [bench args]}"
 shift
 dir="${DEVICE_DIR:-.device}"

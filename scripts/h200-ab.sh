@@ -1,52 +1,77 @@
 #!/usr/bin/env bash
-# A/B of MSM tuning on the GPU machine: `gpu_bench --breakdown` once per variant
-# and round (rounds interleaved, so drift hits every variant alike), each step's full
-# breakdown kept under OUTDIR, and a table of each step's total per variant and round
-# printed last.
+# A/B on the GPU machine: `gpu_bench --breakdown` once per variant and round (rounds
+# interleaved, so drift hits every variant alike), each step's full breakdown kept under
+# OUTDIR, and a table of each step's total per variant and round printed last.
 #
 #   bash scripts/h200-ab.sh OUTDIR STEPS VARIANT...
 #
-# STEPS: gpu_bench's --steps (ntt,h,g1,g1split,g2). VARIANT: `name` (production) or
-# `name:key=value,key2=value` (gpu_bench's --msm settings). Rounds: ROUNDS
-# (default 2). Binary: .device/gpu_bench from crates/cuda/package-device.sh. For example
-# four affine levels against five:
+# STEPS: gpu_bench's --steps (ntt,h,g1,g1split,g2,g1fold). VARIANT: `name`, optionally
+# `@DIR` (the build in DIR: its gpu_bench and filprove; default .device), optionally
+# `:key=value,key2=value` (gpu_bench's --msm settings). Rounds: ROUNDS (default 2).
+# REGION=1 also times the GPU region of a 32 GiB partition per variant and round
+# (`filprove synthetic-bench --lg 27 --modes resident --proofs 2`, stand-in witness) and
+# adds its phases to the table. Packed binaries (xz) are unpacked first
+# (scripts/device-unpack.sh). For example four affine levels against five, then the
+# committed build (scripts/package-base.sh) against the working tree's:
 #   bash scripts/h200-ab.sh $OUT g1,g1split base four:levels=4
+#   REGION=1 bash scripts/h200-ab.sh $OUT ntt,h base@.device/base new@.device
 set -uo pipefail
 out="${1:?usage: h200-ab.sh OUTDIR STEPS VARIANT...}"
 steps="${2:?usage: h200-ab.sh OUTDIR STEPS VARIANT...}"
 shift 2
 [ $# -gt 0 ] || { echo "give at least one variant" >&2; exit 2; }
-bin="${BENCH_BIN:-.device/gpu_bench}"
 rounds="${ROUNDS:-2}"
 mkdir -p "$out"
+bash "$(dirname "$0")/device-unpack.sh" .device
 rc=0
+variant_name() { local h="${1%%:*}"; echo "${h%%@*}"; }
 for r in $(seq 1 "$rounds"); do
     for v in "$@"; do
-        name="${v%%:*}"
+        head="${v%%:*}"
         settings=""
-        [ "$v" != "$name" ] && settings="${v#*:}"
+        [ "$v" != "$head" ] && settings="${v#*:}"
+        name="${head%%@*}"
+        dir=".device"
+        [ "$head" != "$name" ] && dir="${head#*@}"
         log="$out/ab-$name-$r.txt"
         # shellcheck disable=SC2086
-        "$bin" --breakdown --steps "$steps" ${settings:+--msm "$settings"} > "$log" 2>&1
+        "$dir/gpu_bench" --breakdown --steps "$steps" ${settings:+--msm "$settings"} > "$log" 2>&1
         status=$?
+        if [ "${REGION:-0}" = 1 ]; then
+            "$dir/filprove" synthetic-bench --lg 27 --modes resident --proofs 2 > "$out/region-$name-$r.txt" 2>&1 ||
+                status=$?
+        fi
         [ $status -eq 0 ] || rc=1
-        echo "== $name round $r (${settings:-no settings}): rc=$status"
+        echo "== $name round $r ($dir, ${settings:-no settings}): rc=$status"
     done
 done
 echo
 printf '%-34s' "step total (ms)"
-for v in "$@"; do for r in $(seq 1 "$rounds"); do printf '%14s' "${v%%:*}/$r"; done; done
+for v in "$@"; do for r in $(seq 1 "$rounds"); do printf '%14s' "$(variant_name "$v")/$r"; done; done
 echo
-first="$out/ab-${1%%:*}-1.txt"
+first="$out/ab-$(variant_name "$1")-1.txt"
 grep -v '^ ' "$first" | grep -v '^gpu_bench' | while read -r step; do
     printf '%-34s' "$step"
     for v in "$@"; do
         for r in $(seq 1 "$rounds"); do
             t=$(awk -v s="$step" '$0 == s { on = 1; next } /^[^ ]/ { on = 0 } on && $1 == "total" { print $2 }' \
-                "$out/ab-${v%%:*}-$r.txt")
+                "$out/ab-$(variant_name "$v")-$r.txt")
             printf '%14s' "${t:--}"
         done
     done
     echo
 done
+if [ "${REGION:-0}" = 1 ]; then
+    # synthetic-bench's table: the median of the timed proofs per phase.
+    for phase in ntt_h msm_h msm_l msm_a msm_b_g1 msm_b_g2 region; do
+        printf '%-34s' "region: $phase"
+        for v in "$@"; do
+            for r in $(seq 1 "$rounds"); do
+                t=$(awk -v p="$phase" '$1 == p { print $2 }' "$out/region-$(variant_name "$v")-$r.txt" 2>/dev/null)
+                printf '%14s' "${t:--}"
+            done
+        done
+        echo
+    done
+fi
 exit $rc

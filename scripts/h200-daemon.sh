@@ -11,6 +11,7 @@
 # FILPROVE_WORK=/tmp/filprove-e2e after `h200-e2e.sh OUT 512MiB` to reuse its sector and
 # parameters).
 set -uo pipefail
+bash "$(dirname "$0")/device-unpack.sh" .device  # binaries packed by package-device.sh
 out="${1:?usage: h200-daemon.sh OUTDIR [count] [concurrency]}"
 count="${2:-16}"; conc="${3:-8}"
 bin="${FILPROVE_BIN:-.device/filprove}"

@@ -14,6 +14,7 @@
 # NVML registered for the GPU's Xid events (the log lacks "no Xid events").
 # Writes summary.txt and the daemon's log under OUTDIR.
 set -uo pipefail
+bash "$(dirname "$0")/device-unpack.sh" .device  # binaries packed by package-device.sh
 out="${1:?usage: h200-devices.sh OUTDIR}"
 bin="${FILPROVE_BIN:-.device/filprove}"
 work="${FILPROVE_WORK:-/tmp/filprove-fullscale}"

@@ -8,6 +8,7 @@
 #
 #   bash scripts/h200-e2e.sh OUTDIR [2KiB|512MiB ...]
 set -uo pipefail
+bash "$(dirname "$0")/device-unpack.sh" .device  # binaries packed by package-device.sh
 out="${1:?usage: h200-e2e.sh OUTDIR [sizes]}"; shift
 sizes=("${@:-2KiB}")
 bin="${FILPROVE_BIN:-.device/filprove}"

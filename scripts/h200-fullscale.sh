@@ -24,6 +24,7 @@
 # (GPU busy share, idle gaps, per-partition stages, peak VRAM) and summary.txt, printed
 # last. Nothing is written to the default parameter directory.
 set -uo pipefail
+bash "$(dirname "$0")/device-unpack.sh" .device  # binaries packed by package-device.sh
 out="${1:?usage: h200-fullscale.sh OUTDIR porep|post}"
 what="${2:?usage: h200-fullscale.sh OUTDIR porep|post|snap|all|daemon}"
 bin="${FILPROVE_BIN:-.device/filprove}"

@@ -12,6 +12,7 @@
 # against N = 1 of the same run, per-device GPU busy (`filprove timeline`) and the
 # daemon's peak RSS. Writes summary.txt and the per-N bench and timeline files.
 set -uo pipefail
+bash "$(dirname "$0")/device-unpack.sh" .device  # binaries packed by package-device.sh
 out="${1:?usage: h200-scaling.sh OUTDIR [counts]}"
 bin="${FILPROVE_BIN:-.device/filprove}"
 work="${FILPROVE_WORK:-/tmp/filprove-fullscale}"

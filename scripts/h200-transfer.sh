@@ -11,6 +11,7 @@
 #
 # Binary: .device/filprove from crates/cuda/package-device.sh.
 set -uo pipefail
+bash "$(dirname "$0")/device-unpack.sh" .device  # binaries packed by package-device.sh
 out="${1:?usage: h200-transfer.sh OUTDIR [LG] [PARTITIONS] [modes|pipeline|all]}"
 lg="${2:-27}"
 parts="${3:-10}"

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Builds the CUDA crate's test binaries, gpu_bench (crates/bench) and the filprove binary
-# in release mode and copies them,
-# stripped, into <repo>/.device/ (ignored via .git/info/exclude) for scripts/gpu-run.sh.
+# in release mode and copies them, stripped and packed with xz (scripts/device-unpack.sh
+# unpacks them on the GPU machine: ~5x smaller, so builds of other revisions from
+# scripts/package-base.sh fit the carry too), into <repo>/.device/ (ignored via
+# .git/info/exclude) for scripts/gpu-run.sh and the h200-*.sh scripts.
 # FILPROVE_CUDA_ARCHS=sm_90 builds only the H200's SASS (faster while iterating).
 # Also .device/mulbench (crates/cuda/bench/mulbench.cu), when nvcc is found.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 grep -qx '/.device/' .git/info/exclude 2>/dev/null || echo '/.device/' >> .git/info/exclude
-rm -rf .device && mkdir -p .device/tests
+# Builds packed by scripts/package-base.sh (.device/<name>/) are kept.
+rm -rf .device/tests .device/gpu_bench* .device/filprove* .device/mulbench*
+mkdir -p .device/tests
 cargo build -p filprove-bench --release --bin gpu_bench
 cargo build -p filprove --release --bin filprove
 cargo test -p filprove-cuda --release --no-run --message-format=json 2>/dev/null |
@@ -33,5 +37,6 @@ if [ -x "$nvcc" ] && ! "$nvcc" -O3 -std=c++17 -arch=sm_90 -I crates/cuda/kernels
     echo "mulbench not built (no CUDA runtime to link against)" >&2
 fi
 strip .device/gpu_bench .device/filprove .device/mulbench .device/tests/* 2>/dev/null || true
+ls -d .device/gpu_bench .device/filprove .device/mulbench .device/tests/* 2>/dev/null | xargs -P 2 -n 1 xz -6 -f
 ls -la .device .device/tests
 du -sh .device
