@@ -21,10 +21,11 @@
 // kernels.
 #define NTT_RADIX_LG 2
 #define NTT_THREADS (1 << (NTT_BLOCK_LG - NTT_RADIX_LG))
-// Launch bounds of the stage kernels: 2 resident blocks per SM leave the FP64-pipe Fr
-// product (ff/fp64_product.cuh) 128 registers without spills; at 3 blocks (80 registers)
-// its DIF and shared-memory kernels spill 172-328 bytes.
-#define NTT_BOUNDS __launch_bounds__(NTT_THREADS, 2)
+// Launch bounds of the stage kernels: 3 resident blocks per SM keep the even/odd Fr
+// product (ff/field.cuh) at 80 registers without spills (unbounded, its DIF and
+// shared-memory kernels took 92-108 and 2 blocks per SM): H at 2^27 394.5 -> 386.8 ms on
+// the H200 (docs/decisions/006-radix-4-ntt.md).
+#define NTT_BOUNDS __launch_bounds__(NTT_THREADS, 3)
 
 // Dynamic shared memory of every kernel here, in 16-byte words.
 extern __shared__ uint4 smem[];

@@ -5,9 +5,6 @@
 struct FrParams {
     static constexpr int N = 8;
     static constexpr uint32_t INV = 0xffffffffu;  // -r^-1 mod 2^32
-    // The product on the FP64 pipe (ff/fp64_product.cuh).
-    static constexpr bool FP64_PRODUCT = true;
-    using Fp64 = fp64::Fr48;
     static constexpr bool LOW_ONE_MINUS_ONE = true;  // limbs 0, 1 of r: 1, 2^32 - 1
     __device__ __forceinline__ static uint32_t mod(int i) {
         const uint32_t t[8] = {0x00000001, 0xffffffff, 0xfffe5bfe, 0x53bda402,
@@ -29,8 +26,6 @@ struct FrParams {
 struct FqParams {
     static constexpr int N = 12;
     static constexpr uint32_t INV = 0xfffcfffdu;  // -p^-1 mod 2^32
-    static constexpr bool FP64_PRODUCT = false;
-    using Fp64 = fp64::Fq48;
     static constexpr bool LOW_ONE_MINUS_ONE = false;
     __device__ __forceinline__ static uint32_t mod(int i) {
         const uint32_t t[12] = {0xffffaaab, 0xb9feffff, 0xb153ffff, 0x1eabfffe,

@@ -3,7 +3,6 @@
 // Requires the modulus to leave at least one spare top bit (true for BLS12-381 Fr and Fq).
 #pragma once
 #include "ptx.cuh"
-#include "fp64_product.cuh"
 
 template <class P>
 struct Field {
@@ -70,23 +69,18 @@ struct Field {
     __device__ __forceinline__ Field neg() const { return is_zero() ? *this : zero() - *this; }
     __device__ __forceinline__ Field dbl() const { return *this + *this; }
 
-    // The product: Fr's on the FP64 pipe (ff/fp64_product.cuh), inlined in the NTT
-    // kernels, which keep few registers live; Fq's a CIOS with 64-bit partial products
-    // (mont_mul_eo below), out of line. Inlined, each Fq product of an elliptic-curve
-    // addition is its own ~1,160 SASS instructions and the bucket-sum loop outgrows the
-    // SM's instruction cache; out of line a kernel holds one copy and a call costs a few
-    // moves (H200, 2^27 G1 MSM 1,492 -> 1,373 ms). Against the lo/hi carry-chain CIOS and
-    // the multiply-add CIOS, mont_mul_eo won on both fields (2^27 G1 MSM 1,373 -> 1,188 ms
+    // The product: CIOS with 64-bit partial products (mont_mul_eo below), the Fq one out of
+    // line, the Fr one inlined. Inlined, each Fq product of an elliptic-curve addition is
+    // its own ~1,160 SASS instructions and the bucket-sum loop outgrows the SM's
+    // instruction cache; out of line a kernel holds one copy and a call costs a few moves
+    // (H200, 2^27 G1 MSM 1,492 -> 1,373 ms). The Fr product stays inlined in the NTT
+    // kernels, which keep few registers live. Against the lo/hi carry-chain CIOS and the
+    // multiply-add CIOS, this variant won on both fields (2^27 G1 MSM 1,373 -> 1,188 ms
     // over the two steps; H at 2^27 444 -> 387 ms; docs/decisions/005-field-products.md).
     static constexpr bool MUL_OUTLINE = N == 12;
 
     __device__ __forceinline__ friend Field operator*(const Field& a, const Field& b) {
         if constexpr (MUL_OUTLINE) return mont_mul_call(a, b);
-        if constexpr (P::FP64_PRODUCT) {
-            Field r;
-            fp64::mont_mul<typename P::Fp64>(a.v, b.v, r.v);
-            return reduce_once(r);
-        }
         return mont_mul_eo(a, b);
     }
     __device__ __noinline__ static Field mont_mul_call(Field a, Field b) { return mont_mul_eo(a, b); }
