@@ -10,7 +10,8 @@
 # `:key=value,key2=value` (gpu_bench's --msm settings). Rounds: ROUNDS (default 2).
 # REGION=1 also times the GPU region of a 32 GiB partition per variant and round
 # (`filprove synthetic-bench --lg 27 --modes resident --proofs 2`, stand-in witness) and
-# adds its phases to the table. Packed binaries (xz) are unpacked first
+# adds its phases to the table; a build's mulbench, where there is one, runs once (product
+# rates and checksums: equal checksums mean equal products). Packed binaries (xz) are unpacked first
 # (scripts/device-unpack.sh). For example four affine levels against five, then the
 # committed build (scripts/package-base.sh) against the working tree's:
 #   bash scripts/h200-ab.sh $OUT g1,g1split base four:levels=4
@@ -41,6 +42,10 @@ for r in $(seq 1 "$rounds"); do
             "$dir/filprove" synthetic-bench --lg 27 --modes resident --proofs 2 > "$out/region-$name-$r.txt" 2>&1 ||
                 status=$?
         fi
+        # The build's field-product rates and checksums, once per variant.
+        if [ "$r" = 1 ] && [ -x "$dir/mulbench" ] && [ ! -e "$out/mulbench-$name.txt" ]; then
+            "$dir/mulbench" > "$out/mulbench-$name.txt" 2>&1 || status=$?
+        fi
         [ $status -eq 0 ] || rc=1
         echo "== $name round $r ($dir, ${settings:-no settings}): rc=$status"
     done
@@ -60,6 +65,10 @@ grep -v '^ ' "$first" | grep -v '^gpu_bench' | while read -r step; do
         done
     done
     echo
+done
+for v in "$@"; do
+    f="$out/mulbench-$(variant_name "$v").txt"
+    [ -e "$f" ] && grep -E '^(checksum|F[qr] product|G1)' "$f" | sed "s/^/$(variant_name "$v"): /"
 done
 if [ "${REGION:-0}" = 1 ]; then
     # synthetic-bench's table: the median of the timed proofs per phase.
