@@ -76,7 +76,7 @@ if [ "${REGION:-0}" = 1 ]; then
         printf '%-34s' "region: $phase"
         for v in "$@"; do
             for r in $(seq 1 "$rounds"); do
-                t=$(awk -v p="$phase" '$1 == p { print $2 }' "$out/region-$(variant_name "$v")-$r.txt" 2>/dev/null)
+                t=$(awk -v p="$phase" 'index($0, p " ") == 1 { print $2 }' "$out/region-$(variant_name "$v")-$r.txt" 2>/dev/null)
                 printf '%14s' "${t:--}"
             done
         done
