@@ -46,20 +46,19 @@ pub fn fold_copy(
     stream
         .memcpy_dtod(&bases.slice(0..n * ab), &mut folded.slice_mut(0..n * ab))
         .map_err(|e| gpu.err("copy of the bases to fold", e))?;
-    fill_second_half(gpu, stream, &mut folded, n, fold_shift(n))?;
+    fill_second_half(gpu, stream, &mut folded, n)?;
     Ok(folded)
 }
 
-/// Fills `bases[n..2n]` (G1 affine, device layout) with 2^shift times `bases[0..n]`,
-/// queued on `stream`.
+/// Fills `bases[n..2n]` (G1 affine, device layout) with 2^fold_shift(n) times
+/// `bases[0..n]`, queued on `stream`.
 pub fn fill_second_half(
     gpu: &Gpu,
     stream: &Arc<CudaStream>,
     bases: &mut CudaSlice<u8>,
     n: usize,
-    shift: u32,
 ) -> Result<(), ProveError> {
-    fill_second_half_in(gpu, stream, bases, n, shift, CHUNK)
+    fill_second_half_in(gpu, stream, bases, n, CHUNK)
 }
 
 /// [`fill_second_half`] in launches of `chunk` points (tests: several chunks at small n).
@@ -68,10 +67,10 @@ pub fn fill_second_half_in(
     stream: &Arc<CudaStream>,
     bases: &mut CudaSlice<u8>,
     n: usize,
-    shift: u32,
     chunk: usize,
 ) -> Result<(), ProveError> {
     let ab = G1::AFFINE_BYTES;
+    let shift = fold_shift(n);
     let chunk = chunk.max(1);
     if bases.len() < 2 * n * ab || n >= 1 << 31 {
         return Err(ProveError::Invalid(format!(

@@ -13,7 +13,7 @@ use group::prime::PrimeCurveAffine;
 use group::GroupEncoding;
 
 use crate::field::bytes_of;
-use crate::folded::{fill_second_half, fold_copy, fold_shift};
+use crate::folded::{fill_second_half, fold_copy};
 use crate::gpu::Gpu;
 use crate::msm::{Curve, G1, G2};
 use crate::pinned::Bounce;
@@ -160,7 +160,7 @@ impl DeviceSrs {
         let hb = bytes_of(&srs.h);
         let mut h = up(hb, if fold { 2 * hb.len() } else { hb.len() })?;
         if fold {
-            fill_second_half(gpu, copy, &mut h, srs.h.len(), fold_shift(srs.h.len()))?;
+            fill_second_half(gpu, copy, &mut h, srs.h.len())?;
         }
         let mut up_all = |bytes: &[u8]| up(bytes, bytes.len());
         let l = up_all(bytes_of(&srs.l))?;

@@ -426,7 +426,7 @@ fn folded_bases_match_cpu() {
         gpu.stream()
             .memcpy_dtod(&first, &mut d.slice_mut(0..n * ab))
             .unwrap();
-        fill_second_half_in(&gpu, gpu.stream(), &mut d, n, shift, chunk).unwrap();
+        fill_second_half_in(&gpu, gpu.stream(), &mut d, n, chunk).unwrap();
         gpu.sync().unwrap();
         let got = common::download(&gpu, &d);
         assert_eq!(
