@@ -20,6 +20,8 @@ rev="$(git -C "$root" rev-parse --verify "${1:-HEAD}^{commit}")"
 name="${2:-base}"
 case "$name" in tests | */* | .*) echo "NAME must be a plain directory name other than tests" >&2; exit 2 ;; esac
 cd "$root"
+# shellcheck source=device-pack.sh
+. scripts/device-pack.sh
 grep -qx '/.device/' .git/info/exclude 2>/dev/null || echo '/.device/' >> .git/info/exclude
 tree="$(mktemp -d)/filprove-base"
 git worktree add --detach "$tree" "$rev" > /dev/null
@@ -35,12 +37,7 @@ trap 'git -C "$root" worktree remove --force "$tree"' EXIT
 dest=".device/$name"
 rm -rf "$dest" && mkdir -p "$dest"
 cp target/release/gpu_bench target/release/filprove "$dest/"
-nvcc="$root/.cuda/nvidia/cu13/bin/nvcc"
-if [ -x "$nvcc" ] && ! "$nvcc" -O3 -std=c++17 -arch=sm_90 -I "$tree/crates/cuda/kernels" \
-    -L "$(dirname "$nvcc")/../lib" -o "$dest/mulbench" "$tree/crates/cuda/bench/mulbench.cu" 2>/dev/null; then
-    echo "mulbench not built (no CUDA runtime to link against)" >&2
-fi
-strip "$dest"/* 2>/dev/null || true
-ls -d "$dest"/* | xargs -P 2 -n 1 xz -6 -f
+build_mulbench "$tree" "$dest/mulbench"
+pack "$dest"/*
 echo "$rev" > "$dest/REVISION"
 ls -la "$dest"

@@ -9,6 +9,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
+# shellcheck source=../../scripts/device-pack.sh
+. scripts/device-pack.sh
 grep -qx '/.device/' .git/info/exclude 2>/dev/null || echo '/.device/' >> .git/info/exclude
 # Builds packed by scripts/package-base.sh (.device/<name>/) are kept.
 rm -rf .device/tests .device/gpu_bench* .device/filprove* .device/mulbench*
@@ -29,14 +31,7 @@ for line in sys.stdin:
 done
 cp target/release/gpu_bench .device/gpu_bench
 cp target/release/filprove .device/filprove
-nvcc="$root/.cuda/nvidia/cu13/bin/nvcc"
-# mulbench links against the CUDA runtime (the static one beside a pip-installed nvcc, in
-# its ../lib); where there is none it is left out and the rest still packaged.
-if [ -x "$nvcc" ] && ! "$nvcc" -O3 -std=c++17 -arch=sm_90 -I crates/cuda/kernels -L "$(dirname "$nvcc")/../lib" \
-    -o .device/mulbench crates/cuda/bench/mulbench.cu 2>/dev/null; then
-    echo "mulbench not built (no CUDA runtime to link against)" >&2
-fi
-strip .device/gpu_bench .device/filprove .device/mulbench .device/tests/* 2>/dev/null || true
-ls -d .device/gpu_bench .device/filprove .device/mulbench .device/tests/* 2>/dev/null | xargs -P 2 -n 1 xz -6 -f
+build_mulbench "$root" .device/mulbench
+pack .device/gpu_bench .device/filprove .device/mulbench .device/tests/*
 ls -la .device .device/tests
 du -sh .device
