@@ -22,7 +22,7 @@ use storage_proofs_core::{
     compound_proof::CompoundProof, merkle::MerkleProofTrait, proof::ProofScheme,
 };
 use storage_proofs_post::fallback::{
-    self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector,
+    self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector, SectorProof,
 };
 
 use super::porep::{count_fallback, twin_outcome, twin_refused, TwinFailure};
@@ -68,8 +68,23 @@ fn safe(what: &'static str, bytes: &[u8; 32]) -> Result<Domain, FilecoinError> {
     })
 }
 
+/// What [`prepare`] does with the vanilla proofs once they are decoded and their shapes
+/// checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Vanilla {
+    /// filecoin-proofs assembles the partition proof and verifies it (every path hashed up
+    /// to its root): what a request's validation does ([`validate`]).
+    Verify,
+    /// The partition proof is assembled as filecoin-proofs assembles it, without verifying
+    /// it again: for synthesis and proof verification of a request, whose vanilla proofs
+    /// were verified when it was made ([`crate::ProofRequest::new`]). A 32 GiB WindowPoSt's
+    /// verification hashes 234,900 Poseidon nodes, about a third of its synthesis.
+    Assemble,
+}
+
 fn prepare<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
     inp: &PostInputs<'_>,
+    vanilla: Vanilla,
 ) -> Result<Prepared<Tree>, FilecoinError> {
     let config = inp.registered.as_v1_config();
     let randomness = safe("randomness", &inp.randomness)?;
@@ -127,9 +142,13 @@ fn prepare<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
                 sectors: pub_sectors.clone(),
                 k: None,
             };
-            let mut partitioned =
-                partition_vanilla_proofs(&config, &pub_params, &prover_inputs, 1, &proofs)
-                    .map_err(|e| mismatch(format!("{e:#}")))?;
+            let mut partitioned = match vanilla {
+                Vanilla::Verify => {
+                    partition_vanilla_proofs(&config, &pub_params, &prover_inputs, 1, &proofs)
+                        .map_err(|e| mismatch(format!("{e:#}")))?
+                }
+                Vanilla::Assemble => vec![assemble_winning(&pub_params, &proofs)?],
+            };
             // The verifier lists the challenged sectors once per circuit sector slot.
             let verifier_inputs = fallback::PublicInputs {
                 sectors: (0..pub_params.sector_count)
@@ -165,9 +184,13 @@ fn prepare<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
                 sectors: pub_sectors.clone(),
                 k: Some(inp.partition_index),
             };
-            let partition_proof =
-                single_partition_vanilla_proofs(&config, &pub_params, &prover_inputs, &proofs)
-                    .map_err(|e| mismatch(format!("{e:#}")))?;
+            let partition_proof = match vanilla {
+                Vanilla::Verify => {
+                    single_partition_vanilla_proofs(&config, &pub_params, &prover_inputs, &proofs)
+                        .map_err(|e| mismatch(format!("{e:#}")))?
+                }
+                Vanilla::Assemble => assemble_window(&pub_params, &pub_sectors, &proofs)?,
+            };
             // The verifier sees the whole deadline and takes this partition's chunk. From
             // V1_2 on a sector's challenges do not depend on its position in the deadline,
             // so the chunk alone as partition 0 gives the same inputs, with no memory that
@@ -241,10 +264,80 @@ fn check_shapes<Tree: 'static + MerkleTreeTrait>(
     Ok(())
 }
 
+/// `single_partition_vanilla_proofs`' WindowPoSt partition proof, without its
+/// verification: per public sector (in order) the sector proofs of the first vanilla proof
+/// of its id, then the last sector proof repeated up to the partition's sector count.
+fn assemble_window<Tree: 'static + MerkleTreeTrait>(
+    pub_params: &fallback::PublicParams,
+    pub_sectors: &[PublicSector<Domain>],
+    proofs: &[FallbackPoStSectorProof<Tree>],
+) -> Result<fallback::Proof<Tree::Proof>, FilecoinError> {
+    let mut first = std::collections::HashMap::with_capacity(proofs.len());
+    for (i, p) in proofs.iter().enumerate() {
+        first.entry(p.sector_id).or_insert(i);
+    }
+    let mut sectors = Vec::with_capacity(pub_params.sector_count);
+    for s in pub_sectors {
+        let i = first.get(&s.id).ok_or_else(|| {
+            FilecoinError::InvalidRequest(format!("vanilla proofs: no proof of sector {}", s.id))
+        })?;
+        sectors.extend(proofs[*i].vanilla_proof.sectors.iter().cloned());
+    }
+    pad_to(&mut sectors, pub_params.sector_count)?;
+    Ok(fallback::Proof { sectors })
+}
+
+/// `partition_vanilla_proofs`' WinningPoSt partition proof, without its verification: the
+/// one sector's inclusion proofs, each a sector proof of its own, the last repeated up to
+/// the circuit's sector count.
+fn assemble_winning<Tree: 'static + MerkleTreeTrait>(
+    pub_params: &fallback::PublicParams,
+    proofs: &[FallbackPoStSectorProof<Tree>],
+) -> Result<fallback::Proof<Tree::Proof>, FilecoinError> {
+    let [proof] = proofs else {
+        return Err(FilecoinError::WrongVanillaProofCount {
+            got: proofs.len(),
+            expected: "1".into(),
+        });
+    };
+    let [sector] = proof.vanilla_proof.sectors.as_slice() else {
+        return Err(FilecoinError::BadVanillaProof {
+            index: 0,
+            message: format!(
+                "{} sector proofs, expected 1",
+                proof.vanilla_proof.sectors.len()
+            ),
+        });
+    };
+    let mut sectors: Vec<_> = sector
+        .inclusion_proofs
+        .iter()
+        .map(|ip| SectorProof {
+            inclusion_proofs: vec![ip.clone()],
+            comm_c: sector.comm_c,
+            comm_r_last: sector.comm_r_last,
+        })
+        .collect();
+    pad_to(&mut sectors, pub_params.sector_count)?;
+    Ok(fallback::Proof { sectors })
+}
+
+/// Repeats the last sector proof until there are `count` (as filecoin-proofs pads a
+/// partition).
+fn pad_to<P: Clone>(sectors: &mut Vec<P>, count: usize) -> Result<(), FilecoinError> {
+    let last = sectors
+        .last()
+        .cloned()
+        .ok_or_else(|| FilecoinError::InvalidRequest("vanilla proofs: no sector proof".into()))?;
+    sectors.resize(count.max(sectors.len()), last);
+    Ok(())
+}
+
 fn prepare_checked<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
     inp: &PostInputs<'_>,
+    vanilla: Vanilla,
 ) -> Result<Prepared<Tree>, FilecoinError> {
-    no_panic("PoSt vanilla proofs", || prepare::<Tree>(inp))
+    no_panic("PoSt vanilla proofs", || prepare::<Tree>(inp, vanilla))
 }
 
 /// Checks the vanilla proofs (decode, count, and filecoin-proofs' vanilla verification).
@@ -252,7 +345,7 @@ pub(crate) fn validate(inp: &PostInputs<'_>) -> Result<(), FilecoinError> {
     fn inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
         inp: &PostInputs<'_>,
     ) -> Result<(), FilecoinError> {
-        prepare_checked::<Tree>(inp).map(|_| ())
+        prepare_checked::<Tree>(inp, Vanilla::Verify).map(|_| ())
     }
     with_tree!(u64::from(inp.registered.sector_size()), inner, inp)
 }
@@ -274,7 +367,7 @@ fn synthesize_inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>
     inp: &PostInputs<'_>,
     path: SynthesisPath,
 ) -> Result<Partition, FilecoinError> {
-    let p = prepare_checked::<Tree>(inp)?;
+    let p = prepare_checked::<Tree>(inp, Vanilla::Assemble)?;
     let circuit = <FallbackPoStCompound<Tree> as CompoundProof<_, _>>::circuit(
         &p.prover_inputs,
         Default::default(),
@@ -363,7 +456,7 @@ pub(crate) fn public_inputs(inp: &PostInputs<'_>) -> Result<Vec<Fr>, FilecoinErr
     fn inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
         inp: &PostInputs<'_>,
     ) -> Result<Vec<Fr>, FilecoinError> {
-        verifier_public_inputs(&prepare_checked::<Tree>(inp)?)
+        verifier_public_inputs(&prepare_checked::<Tree>(inp, Vanilla::Assemble)?)
     }
     with_tree!(u64::from(inp.registered.sector_size()), inner, inp)
 }
@@ -384,7 +477,7 @@ fn verify_inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
     inp: &PostInputs<'_>,
     proof: &[u8],
 ) -> Result<bool, FilecoinError> {
-    let p = prepare_checked::<Tree>(inp)?;
+    let p = prepare_checked::<Tree>(inp, Vanilla::Assemble)?;
     let replicas: BTreeMap<SectorId, PublicReplicaInfo> = p
         .sectors
         .iter()
@@ -485,6 +578,48 @@ mod tests {
     use crate::circuits::porep::twin_misfits;
     use crate::circuits::twin_fallbacks;
     use crate::kinds::ProofKind;
+
+    /// The partition proof assembled without verification is filecoin-proofs' own, for a
+    /// whole WindowPoSt partition, one padded from fewer sectors, and a WinningPoSt.
+    #[test]
+    fn assembled_partition_proofs_equal_filecoin_proofs() {
+        fn same<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
+            inp: &PostInputs<'_>,
+        ) -> Result<bool, FilecoinError> {
+            let verified = prepare::<Tree>(inp, Vanilla::Verify)?;
+            let assembled = prepare::<Tree>(inp, Vanilla::Assemble)?;
+            let bytes = |p: &Prepared<Tree>| bincode::serialize(&p.partition_proof).unwrap();
+            assert_eq!(
+                verified.partition_proof.sectors.len(),
+                verified.pub_params.sector_count
+            );
+            Ok(bytes(&verified) == bytes(&assembled)
+                && verifier_public_inputs(&verified)? == verifier_public_inputs(&assembled)?)
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let kinds = [ProofKind::WindowPoSt, ProofKind::WinningPoSt];
+        let set = crate::virtual_sector::make(dir.path(), 2 << 10, &kinds, 11).unwrap();
+        for kind in kinds {
+            let req = set.request(kind).unwrap();
+            let inp = req.post_inputs().unwrap();
+            let mut cases = vec![inp];
+            if kind == ProofKind::WindowPoSt {
+                assert!(inp.vanilla_proofs.len() > 1);
+                cases.push(PostInputs {
+                    vanilla_proofs: &inp.vanilla_proofs[..1],
+                    ..inp
+                });
+            }
+            for case in cases {
+                let n = case.vanilla_proofs.len();
+                let size = u64::from(case.registered.sector_size());
+                assert!(
+                    with_tree!(size, same, &case).unwrap(),
+                    "{kind:?}, {n} proofs"
+                );
+            }
+        }
+    }
 
     /// A PoSt the twin refuses (its misfit remembered) is synthesized through the
     /// gadgets instead: the same partition, the fallback counted.
