@@ -149,11 +149,12 @@ fn fixtures_params_prove_verify_and_bad_inputs() {
         &params,
     );
     assert!(o.status.success(), "{}", text(&o));
-    // WindowPoSt: its sectors in parallel through the circuit twin, storage-proofs' chunks
-    // and the upstream circuit in order, all equal.
+    // WindowPoSt: its sectors in parallel through the circuit twin (the second run refills
+    // the first run's vectors), storage-proofs' chunks and the upstream circuit in order,
+    // all equal.
     let wpost = s(&vfx.join("window-post.request.json"));
     let o = filprove(
-        &["synthesize", "--request", &wpost, "--runs", "1", "--check"],
+        &["synthesize", "--request", &wpost, "--runs", "2", "--check"],
         &params,
     );
     let out = text(&o);

@@ -13,6 +13,7 @@ use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 
 use filprove_filecoin::{Partition, ProofKind, ProofRequest, SynthesisPath};
+use filprove_groth16::recycle;
 
 use super::prove::RequestArgs;
 
@@ -75,6 +76,11 @@ pub struct SynthesizeArgs {
     /// for field (needs memory for two partitions and the R1CS).
     #[arg(long)]
     pub check: bool,
+    /// Give every run newly allocated vectors instead of refilling the previous run's, as
+    /// the engine does between partitions (the first run always allocates: its time
+    /// includes faulting in the partition's memory).
+    #[arg(long)]
+    pub fresh_buffers: bool,
 }
 
 /// Runs `filprove synthesize`.
@@ -84,11 +90,14 @@ pub fn run(args: SynthesizeArgs) -> Result<()> {
     let kind = req.kind();
     let path = args.path;
     let mode = path.describe(kind);
-    let mut last = None;
+    let mut last: Option<Partition> = None;
     for run in 1..=args.runs.max(1) {
-        // The previous run's partition goes first: two 32 GiB PoRep partitions need 25 GB.
-        drop(last.take());
-        let (p, secs) = timed(&req, k, path)?;
+        // The previous run's partition goes first (two 32 GiB PoRep partitions need
+        // 25 GB), or is refilled (filprove_groth16::recycle).
+        let shell = last.take().map(|p| p.assignment);
+        let shell = if args.fresh_buffers { None } else { shell };
+        let (r, _) = recycle::with_shell(shell, || timed(&req, k, path));
+        let (p, secs) = r?;
         let n = p.assignment.num_constraints();
         println!(
             "{} partition {k} ({mode}), run {run}: {n} constraints, {} aux in {secs:.3} s \
