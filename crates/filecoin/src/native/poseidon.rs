@@ -19,7 +19,9 @@
 //!
 //! The linear combination of an allocated `Num` marks in A exactly the S-box outputs
 //! whose merged coefficient is not zero. Those coefficients depend on the constants only,
-//! so they are worked out once per arity ([`Template`]) from the same matrices.
+//! so they are worked out once per arity ([`Template`]) from the same matrices, and as a
+//! density bit is set however often it is marked, each S-box output that any of them
+//! marks is marked once, after the hash.
 
 use std::sync::OnceLock;
 
@@ -87,7 +89,7 @@ where
         .collect::<Result<Vec<_>, SynthesisError>>()?;
     let template = template::<A>()?;
     let k = &template.rounds;
-    let mut run = Run::new(k, template);
+    let mut run = Run::new(k);
     let s = cs.get_root();
     run.first_round(s, &inputs);
     for _ in 1..k.half_full {
@@ -105,6 +107,10 @@ where
     let value = run.vals[1];
     let num = AllocatedNum::alloc(cs.namespace(|| "hash result"), || Ok(value))?;
     run.enforce_num(cs.get_root(), value);
+    let s = cs.get_root();
+    for &o in &template.marked {
+        s.mark_a(Index::Aux(run.l5[o as usize]));
+    }
     Ok(num)
 }
 
@@ -165,29 +171,25 @@ impl Rounds {
 }
 
 /// One hash in progress: the state's values, the S-box outputs' variables, and where the
-/// round keys, the rounds and the template's allocation sites stand.
+/// round keys and the rounds stand.
 struct Run<'a> {
     k: &'a Rounds,
-    template: &'a Template,
     vals: Vec<Fr>,
     /// Room for the next state in a dense MDS product.
     next: Vec<Fr>,
     /// The aux index of each S-box output, in order.
     l5: Vec<usize>,
-    site: usize,
     key: usize,
     round: usize,
 }
 
 impl<'a> Run<'a> {
-    fn new(k: &'a Rounds, template: &'a Template) -> Self {
+    fn new(k: &'a Rounds) -> Self {
         Run {
             k,
-            template,
             vals: vec![Fr::ZERO; k.width],
             next: vec![Fr::ZERO; k.width],
             l5: Vec::with_capacity(k.sbox_outputs()),
-            site: 0,
             key: 0,
             round: 0,
         }
@@ -263,14 +265,11 @@ impl<'a> Run<'a> {
         l5v
     }
 
-    /// `ensure_allocated`'s constraint `lc * ONE = v` for the next allocated `Num`.
+    /// `ensure_allocated`'s constraint `lc * ONE = v` for the next allocated `Num` (its
+    /// S-box outputs are marked in A after the hash, [`Template::marked`]).
     fn enforce_num<S: WitnessSink>(&mut self, s: &mut S, v: Fr) {
         s.push_constraint(v, Fr::ONE);
-        for &o in &self.template.sites[self.site] {
-            s.mark_a(Index::Aux(self.l5[o as usize]));
-        }
         s.mark_b(Index::Input(0));
-        self.site += 1;
     }
 
     /// The round's MDS product on the values.
@@ -328,14 +327,14 @@ fn mark_var_plus_one<S: WitnessSink>(s: &mut S, var: Index, k: Fr, in_a: bool) {
     }
 }
 
-/// Per arity: which S-box outputs the linear combination of each allocated `Num` marks in
+/// Per arity: which S-box outputs the linear combinations of the allocated `Num`s mark in
 /// A.
 struct Template {
     /// The arity's constants.
     rounds: Rounds,
-    /// Per allocation of a `Num`, in order: the ordinals (among the hash's S-box outputs)
-    /// of the variables with a non-zero merged coefficient.
-    sites: Vec<Vec<u32>>,
+    /// The ordinals (among the hash's S-box outputs) of the variables with a non-zero
+    /// merged coefficient in the linear combination of at least one allocated `Num`.
+    marked: Vec<u32>,
 }
 
 impl Template {
@@ -349,14 +348,11 @@ impl Template {
             v[o] = Fr::ONE;
             v
         };
-        let mut sites = Vec::new();
+        let mut marked = vec![false; n];
         let mut site = |lc: &[Fr]| {
-            sites.push(
-                (0..n)
-                    .filter(|&o| lc[o] != Fr::ZERO)
-                    .map(|o| o as u32)
-                    .collect::<Vec<u32>>(),
-            );
+            for (m, c) in marked.iter_mut().zip(lc) {
+                *m |= *c != Fr::ZERO;
+            }
         };
         let mut next = 0;
         // First round: the tag is a constant, the inputs become S-box outputs 0..arity.
@@ -404,7 +400,8 @@ impl Template {
         // The result: element 1.
         site(&state[1]);
         debug_assert_eq!(next, n);
-        Template { rounds: k, sites }
+        let marked = (0..n).filter(|&o| marked[o]).map(|o| o as u32).collect();
+        Template { rounds: k, marked }
     }
 }
 
