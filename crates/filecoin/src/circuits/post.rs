@@ -580,7 +580,8 @@ mod tests {
     use crate::kinds::ProofKind;
 
     /// The partition proof assembled without verification is filecoin-proofs' own, for a
-    /// whole WindowPoSt partition, one padded from fewer sectors, and a WinningPoSt.
+    /// whole WindowPoSt partition, one padded from fewer sectors, one that names a sector
+    /// twice (the first proof of an id serves every mention), and a WinningPoSt.
     #[test]
     fn assembled_partition_proofs_equal_filecoin_proofs() {
         fn same<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
@@ -602,11 +603,16 @@ mod tests {
         for kind in kinds {
             let req = set.request(kind).unwrap();
             let inp = req.post_inputs().unwrap();
+            let twice = vec![inp.vanilla_proofs[0].clone(); 2];
             let mut cases = vec![inp];
             if kind == ProofKind::WindowPoSt {
                 assert!(inp.vanilla_proofs.len() > 1);
                 cases.push(PostInputs {
                     vanilla_proofs: &inp.vanilla_proofs[..1],
+                    ..inp
+                });
+                cases.push(PostInputs {
+                    vanilla_proofs: &twice,
                     ..inp
                 });
             }
