@@ -62,7 +62,11 @@ fn window_post_2k_end_to_end() {
 #[test]
 fn window_post_2k_later_partition() {
     // With WindowPoSt V1_2 the challenges do not depend on the partition index, so the same
-    // vanilla proofs make a valid partition 1 (verified through the per-partition path).
+    // vanilla proofs make a valid partition 1: with its sectors in order it verifies as a
+    // deadline of its own (filecoin-proofs' `verify_window_post`), in reverse order
+    // through the per-partition public inputs and the process's prepared key (twice: the
+    // second verification finds the key prepared). Each proof is well formed for the other
+    // request, whose public inputs differ, and is refused there.
     let base = common::request(ProofKind::WindowPoSt);
     let RequestBody::WindowPoSt {
         registered,
@@ -74,24 +78,36 @@ fn window_post_2k_later_partition() {
     else {
         unreachable!()
     };
-    let req = filprove_filecoin::ProofRequest::new(RequestBody::WindowPoSt {
-        registered,
-        miner_id,
-        randomness,
-        partition_index: 1,
-        vanilla_proofs,
-    })
-    .unwrap();
-    let srs = common::srs(&req.circuit());
-    let proof = prove(
-        &req,
-        &CpuBackend::default(),
-        &srs,
-        &mut ChaCha8Rng::seed_from_u64(3),
-    )
-    .unwrap();
-    assert!(req.verify(&proof).unwrap());
-    check_flips(&req, &proof);
+    assert_eq!(vanilla_proofs.len(), 2);
+    let reversed: Vec<_> = vanilla_proofs.iter().rev().cloned().collect();
+    let mut proved = Vec::new();
+    for (seed, vanilla_proofs) in [(3, vanilla_proofs), (5, reversed)] {
+        let req = filprove_filecoin::ProofRequest::new(RequestBody::WindowPoSt {
+            registered,
+            miner_id,
+            randomness,
+            partition_index: 1,
+            vanilla_proofs,
+        })
+        .unwrap();
+        let srs = common::srs(&req.circuit());
+        let proof = prove(
+            &req,
+            &CpuBackend::default(),
+            &srs,
+            &mut ChaCha8Rng::seed_from_u64(seed),
+        )
+        .unwrap();
+        assert!(req.verify(&proof).unwrap());
+        check_flips(&req, &proof);
+        assert!(req.verify(&proof).unwrap());
+        proved.push((req, proof));
+    }
+    let [(sorted, sorted_proof), (reversed, reversed_proof)] = &proved[..] else {
+        unreachable!()
+    };
+    assert!(!sorted.verify(reversed_proof).unwrap());
+    assert!(!reversed.verify(sorted_proof).unwrap());
 }
 
 #[test]

@@ -2,8 +2,9 @@
 //! proofs, as `generate_winning_post_with_vanilla` and `generate_single_window_post_with_vanilla`
 //! build them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use bellperson::groth16;
 use filecoin_hashers::Hasher;
@@ -272,7 +273,7 @@ fn assemble_window<Tree: 'static + MerkleTreeTrait>(
     pub_sectors: &[PublicSector<Domain>],
     proofs: &[FallbackPoStSectorProof<Tree>],
 ) -> Result<fallback::Proof<Tree::Proof>, FilecoinError> {
-    let mut first = std::collections::HashMap::with_capacity(proofs.len());
+    let mut first = HashMap::with_capacity(proofs.len());
     for (i, p) in proofs.iter().enumerate() {
         first.entry(p.sector_id).or_insert(i);
     }
@@ -461,9 +462,13 @@ pub(crate) fn public_inputs(inp: &PostInputs<'_>) -> Result<Vec<Fr>, FilecoinErr
     with_tree!(u64::from(inp.registered.sector_size()), inner, inp)
 }
 
-/// Verifies with filecoin-proofs: `verify_winning_post`; for WindowPoSt `verify_window_post`
-/// when the partition is a whole deadline (index 0, sectors in order), otherwise the
-/// compound proof's per-partition public inputs and the cached verifying key.
+/// Verifies with filecoin-proofs: `verify_winning_post`; for WindowPoSt
+/// `verify_window_post` when the partition verifies as a deadline of its own sectors in
+/// order (index 0, or any index from API version 1.2 on, whose challenges do not depend on
+/// the index), otherwise the compound proof's per-partition public inputs against the
+/// verifying key, read and prepared once per process ([`prepared_window_vk`]).
+/// filecoin-proofs keeps its own prepared keys, so either way a verifying key (about
+/// 26 k points and a 0.6 GB table at 32 GiB, seconds to prepare) is prepared once.
 pub(crate) fn verify(inp: &PostInputs<'_>, proof: &[u8]) -> Result<bool, FilecoinError> {
     with_tree!(
         u64::from(inp.registered.sector_size()),
@@ -492,7 +497,9 @@ fn verify_inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
             inp.prover_id,
         )
         .map_err(FilecoinError::fp),
-        PoStType::Window if inp.partition_index == 0 && in_order => {
+        PoStType::Window
+            if in_order && (inp.partition_index == 0 || !position_matters(inp.registered)) =>
+        {
             filecoin_proofs_api::post::verify_window_post(
                 &inp.randomness,
                 &[(inp.registered, proof)],
@@ -503,16 +510,35 @@ fn verify_inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
         }
         PoStType::Window => {
             let inputs = verifier_public_inputs(&p)?;
-            let vk = <FallbackPoStCompound<Tree> as CompoundProof<_, _>>::verifying_key::<
-                rand::rngs::OsRng,
-            >(None, &p.pub_params)
-            .map_err(FilecoinError::fp)?;
-            let pvk = groth16::prepare_verifying_key(&vk);
+            let pvk = prepared_window_vk::<Tree>(inp.registered, &p.pub_params)?;
             let proof = groth16::Proof::<Bls12>::read(proof)
                 .map_err(|e| FilecoinError::MalformedProof(e.to_string()))?;
             groth16::verify_proof(&pvk, &proof, &inputs).map_err(FilecoinError::fp)
         }
     }
+}
+
+/// The WindowPoSt verifying key of `registered`, read from the parameter cache by
+/// storage-proofs and prepared by bellperson on first use, then kept for the process.
+fn prepared_window_vk<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
+    registered: RegisteredPoStProof,
+    pub_params: &fallback::PublicParams,
+) -> Result<Arc<groth16::PreparedVerifyingKey<Bls12>>, FilecoinError> {
+    type Keys = Mutex<HashMap<RegisteredPoStProof, Arc<groth16::PreparedVerifyingKey<Bls12>>>>;
+    static KEYS: OnceLock<Keys> = OnceLock::new();
+    let keys = KEYS.get_or_init(Default::default);
+    let lock = || keys.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(pvk) = lock().get(&registered) {
+        return Ok(pvk.clone());
+    }
+    // Prepared outside the lock: two first verifications at once prepare it twice.
+    let vk =
+        <FallbackPoStCompound<Tree> as CompoundProof<_, _>>::verifying_key::<rand::rngs::OsRng>(
+            None, pub_params,
+        )
+        .map_err(FilecoinError::fp)?;
+    let pvk = Arc::new(groth16::prepare_verifying_key(&vk));
+    Ok(lock().entry(registered).or_insert(pvk).clone())
 }
 
 /// The blank circuit of a PoSt proof.
