@@ -164,6 +164,20 @@ fn fixtures_params_prove_verify_and_bad_inputs() {
             && out.contains("equal to ordered synthesis"),
         "{out}"
     );
+    // Every run on new vectors: the same report.
+    let o = filprove(
+        &[
+            "synthesize",
+            "--request",
+            &wpost,
+            "--runs",
+            "2",
+            "--fresh-buffers",
+        ],
+        &params,
+    );
+    let out = text(&o);
+    assert!(o.status.success() && out.contains("run 2: "), "{out}");
     let snap = s(&vfx.join("snap.request.json"));
     let o = filprove(&["synthesize", "--request", &snap, "--check"], &params);
     let out = text(&o);
