@@ -79,7 +79,8 @@ enum Vanilla {
     /// The partition proof is assembled as filecoin-proofs assembles it, without verifying
     /// it again: for synthesis and proof verification of a request, whose vanilla proofs
     /// were verified when it was made ([`crate::ProofRequest::new`]). A 32 GiB WindowPoSt's
-    /// verification hashes 234,900 Poseidon nodes, about a third of its synthesis.
+    /// verification hashes 234,900 Poseidon nodes: 31 % of the time of a synthesis that
+    /// verified, more than the circuit twin's 22 % (docs/benchmarks.md).
     Assemble,
 }
 
