@@ -94,8 +94,10 @@ pub fn run(args: SynthesizeArgs) -> Result<()> {
     for run in 1..=args.runs.max(1) {
         // The previous run's partition goes first (two 32 GiB PoRep partitions need
         // 25 GB), or is refilled (filprove_groth16::recycle).
-        let shell = last.take().map(|p| p.assignment);
-        let shell = if args.fresh_buffers { None } else { shell };
+        let shell = last
+            .take()
+            .filter(|_| !args.fresh_buffers)
+            .map(|p| p.assignment);
         let (r, _) = recycle::with_shell(shell, || timed(&req, k, path));
         let (p, secs) = r?;
         let n = p.assignment.num_constraints();

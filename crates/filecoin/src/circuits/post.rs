@@ -58,7 +58,8 @@ struct Prepared<Tree: 'static + MerkleTreeTrait> {
     /// Public inputs as the verifier builds them, and the partition index to take.
     verifier_inputs: fallback::PublicInputs<Domain>,
     verifier_k: usize,
-    partition_proof: fallback::Proof<<Tree as MerkleTreeTrait>::Proof>,
+    /// The decoded vanilla proofs, in the request's order.
+    proofs: Vec<FallbackPoStSectorProof<Tree>>,
     sectors: Vec<(SectorId, [u8; 32])>,
 }
 
@@ -69,16 +70,17 @@ fn safe(what: &'static str, bytes: &[u8; 32]) -> Result<Domain, FilecoinError> {
     })
 }
 
-/// What [`prepare`] does with the vanilla proofs once they are decoded and their shapes
-/// checked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How [`Prepared::partition_proof`] makes the partition proof from the decoded vanilla
+/// proofs.
+#[derive(Clone, Copy)]
 enum Vanilla {
     /// filecoin-proofs assembles the partition proof and verifies it (every path hashed up
     /// to its root): what a request's validation does ([`validate`]).
     Verify,
     /// The partition proof is assembled as filecoin-proofs assembles it, without verifying
-    /// it again: for synthesis and proof verification of a request, whose vanilla proofs
-    /// were verified when it was made ([`crate::ProofRequest::new`]). A 32 GiB WindowPoSt's
+    /// it again: for the synthesis of a request, whose vanilla proofs were verified when
+    /// it was made ([`crate::ProofRequest::new`]); its public inputs and the verification
+    /// of its proof need no partition proof. A 32 GiB WindowPoSt's
     /// verification hashes 234,900 Poseidon nodes: 31 % of the time of a synthesis that
     /// verified, more than the circuit twin's 22 % (docs/benchmarks.md).
     Assemble,
@@ -86,7 +88,6 @@ enum Vanilla {
 
 fn prepare<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
     inp: &PostInputs<'_>,
-    vanilla: Vanilla,
 ) -> Result<Prepared<Tree>, FilecoinError> {
     let config = inp.registered.as_v1_config();
     let randomness = safe("randomness", &inp.randomness)?;
@@ -125,9 +126,6 @@ fn prepare<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
         .iter()
         .map(|p| (p.sector_id, commitment_from_fr(p.comm_r.into())))
         .collect();
-    let mismatch = |e: String| {
-        FilecoinError::InvalidRequest(format!("vanilla proofs: {}", crate::excerpt::clip(&e)))
-    };
     match config.typ {
         PoStType::Winning => {
             if n != config.sector_count {
@@ -144,13 +142,6 @@ fn prepare<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
                 sectors: pub_sectors.clone(),
                 k: None,
             };
-            let mut partitioned = match vanilla {
-                Vanilla::Verify => {
-                    partition_vanilla_proofs(&config, &pub_params, &prover_inputs, 1, &proofs)
-                        .map_err(|e| mismatch(format!("{e:#}")))?
-                }
-                Vanilla::Assemble => vec![assemble_winning(&pub_params, &proofs)?],
-            };
             // The verifier lists the challenged sectors once per circuit sector slot.
             let verifier_inputs = fallback::PublicInputs {
                 sectors: (0..pub_params.sector_count)
@@ -158,16 +149,13 @@ fn prepare<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
                     .collect(),
                 ..prover_inputs.clone()
             };
-            let partition_proof = partitioned
-                .pop()
-                .ok_or_else(|| mismatch("no partition".into()))?;
             Ok(Prepared {
                 config,
                 pub_params,
                 prover_inputs,
                 verifier_inputs,
                 verifier_k: 0,
-                partition_proof,
+                proofs,
                 sectors,
             })
         }
@@ -185,13 +173,6 @@ fn prepare<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
                 prover_id,
                 sectors: pub_sectors.clone(),
                 k: Some(inp.partition_index),
-            };
-            let partition_proof = match vanilla {
-                Vanilla::Verify => {
-                    single_partition_vanilla_proofs(&config, &pub_params, &prover_inputs, &proofs)
-                        .map_err(|e| mismatch(format!("{e:#}")))?
-                }
-                Vanilla::Assemble => assemble_window(&pub_params, &pub_sectors, &proofs)?,
             };
             // The verifier sees the whole deadline and takes this partition's chunk. From
             // V1_2 on a sector's challenges do not depend on its position in the deadline,
@@ -217,9 +198,39 @@ fn prepare<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
                 prover_inputs,
                 verifier_inputs,
                 verifier_k,
-                partition_proof,
+                proofs,
                 sectors,
             })
+        }
+    }
+}
+
+impl<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>> Prepared<Tree> {
+    /// The partition proof the circuit takes: verified and assembled by filecoin-proofs, or
+    /// assembled as filecoin-proofs assembles it ([`Vanilla`]).
+    fn partition_proof(
+        &self,
+        vanilla: Vanilla,
+    ) -> Result<fallback::Proof<Tree::Proof>, FilecoinError> {
+        let mismatch = |e: String| {
+            FilecoinError::InvalidRequest(format!("vanilla proofs: {}", crate::excerpt::clip(&e)))
+        };
+        let (config, pub_params, inputs) = (&self.config, &self.pub_params, &self.prover_inputs);
+        match (vanilla, &config.typ) {
+            (Vanilla::Verify, PoStType::Winning) => {
+                partition_vanilla_proofs(config, pub_params, inputs, 1, &self.proofs)
+                    .map_err(|e| mismatch(format!("{e:#}")))?
+                    .pop()
+                    .ok_or_else(|| mismatch("no partition".into()))
+            }
+            (Vanilla::Verify, PoStType::Window) => {
+                single_partition_vanilla_proofs(config, pub_params, inputs, &self.proofs)
+                    .map_err(|e| mismatch(format!("{e:#}")))
+            }
+            (Vanilla::Assemble, PoStType::Winning) => assemble_winning(pub_params, &self.proofs),
+            (Vanilla::Assemble, PoStType::Window) => {
+                assemble_window(pub_params, &inputs.sectors, &self.proofs)
+            }
         }
     }
 }
@@ -337,9 +348,8 @@ fn pad_to<P: Clone>(sectors: &mut Vec<P>, count: usize) -> Result<(), FilecoinEr
 
 fn prepare_checked<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
     inp: &PostInputs<'_>,
-    vanilla: Vanilla,
 ) -> Result<Prepared<Tree>, FilecoinError> {
-    no_panic("PoSt vanilla proofs", || prepare::<Tree>(inp, vanilla))
+    no_panic("PoSt vanilla proofs", || prepare::<Tree>(inp))
 }
 
 /// Checks the vanilla proofs (decode, count, and filecoin-proofs' vanilla verification).
@@ -347,7 +357,11 @@ pub(crate) fn validate(inp: &PostInputs<'_>) -> Result<(), FilecoinError> {
     fn inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
         inp: &PostInputs<'_>,
     ) -> Result<(), FilecoinError> {
-        prepare_checked::<Tree>(inp, Vanilla::Verify).map(|_| ())
+        no_panic("PoSt vanilla proofs", || {
+            prepare::<Tree>(inp)?
+                .partition_proof(Vanilla::Verify)
+                .map(drop)
+        })
     }
     with_tree!(u64::from(inp.registered.sector_size()), inner, inp)
 }
@@ -369,11 +383,12 @@ fn synthesize_inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>
     inp: &PostInputs<'_>,
     path: SynthesisPath,
 ) -> Result<Partition, FilecoinError> {
-    let p = prepare_checked::<Tree>(inp, Vanilla::Assemble)?;
+    let p = prepare_checked::<Tree>(inp)?;
+    let partition_proof = p.partition_proof(Vanilla::Assemble)?;
     let circuit = <FallbackPoStCompound<Tree> as CompoundProof<_, _>>::circuit(
         &p.prover_inputs,
         Default::default(),
-        &p.partition_proof,
+        &partition_proof,
         &p.pub_params,
         Some(0),
     )
@@ -386,7 +401,7 @@ fn synthesize_inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>
         SynthesisPath::Gadgets => synthesize_circuit(circuit, 0)?,
         SynthesisPath::Twin => {
             let key = format!("post {:?}", inp.registered);
-            match twin(&key, &circuit, &p.partition_proof) {
+            match twin(&key, &circuit, &partition_proof) {
                 Ok(assignment) => assignment,
                 Err(TwinFailure::Error(e)) => return Err(e),
                 Err(TwinFailure::Fallback(why, shell)) => {
@@ -458,7 +473,7 @@ pub(crate) fn public_inputs(inp: &PostInputs<'_>) -> Result<Vec<Fr>, FilecoinErr
     fn inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
         inp: &PostInputs<'_>,
     ) -> Result<Vec<Fr>, FilecoinError> {
-        verifier_public_inputs(&prepare_checked::<Tree>(inp, Vanilla::Assemble)?)
+        verifier_public_inputs(&prepare_checked::<Tree>(inp)?)
     }
     with_tree!(u64::from(inp.registered.sector_size()), inner, inp)
 }
@@ -483,7 +498,7 @@ fn verify_inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
     inp: &PostInputs<'_>,
     proof: &[u8],
 ) -> Result<bool, FilecoinError> {
-    let p = prepare_checked::<Tree>(inp, Vanilla::Assemble)?;
+    let p = prepare_checked::<Tree>(inp)?;
     let replicas: BTreeMap<SectorId, PublicReplicaInfo> = p
         .sectors
         .iter()
@@ -614,15 +629,12 @@ mod tests {
         fn same<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
             inp: &PostInputs<'_>,
         ) -> Result<bool, FilecoinError> {
-            let verified = prepare::<Tree>(inp, Vanilla::Verify)?;
-            let assembled = prepare::<Tree>(inp, Vanilla::Assemble)?;
-            let bytes = |p: &Prepared<Tree>| bincode::serialize(&p.partition_proof).unwrap();
-            assert_eq!(
-                verified.partition_proof.sectors.len(),
-                verified.pub_params.sector_count
-            );
-            Ok(bytes(&verified) == bytes(&assembled)
-                && verifier_public_inputs(&verified)? == verifier_public_inputs(&assembled)?)
+            let p = prepare::<Tree>(inp)?;
+            let verified = p.partition_proof(Vanilla::Verify)?;
+            let assembled = p.partition_proof(Vanilla::Assemble)?;
+            let bytes = |proof| bincode::serialize(proof).unwrap();
+            assert_eq!(verified.sectors.len(), p.pub_params.sector_count);
+            Ok(bytes(&verified) == bytes(&assembled))
         }
         let dir = tempfile::tempdir().unwrap();
         let kinds = [ProofKind::WindowPoSt, ProofKind::WinningPoSt];

@@ -229,6 +229,20 @@ impl<'a> Run<'a> {
     /// A full round after the first: every element through `quintic_s_box`, with the
     /// round's keys after the S-box unless it is the terminal round.
     fn full_round<S: WitnessSink>(&mut self, s: &mut S, keyed: bool) {
+        self.sboxes(s, keyed);
+        self.mds();
+    }
+
+    /// The terminal full round: every element through `quintic_s_box` with no key, then
+    /// of the MDS product only element 1, the hash (the others are never read).
+    fn terminal_round<S: WitnessSink>(&mut self, s: &mut S) {
+        self.sboxes(s, false);
+        self.vals[1] = dense_column(&self.vals, self.k.m, 1);
+    }
+
+    /// Every element through `quintic_s_box`, with the round's keys after the S-box when
+    /// `keyed`.
+    fn sboxes<S: WitnessSink>(&mut self, s: &mut S, keyed: bool) {
         let w = self.k.width;
         for i in 0..w {
             let key = keyed.then(|| self.k.keys[self.key + i]);
@@ -237,17 +251,6 @@ impl<'a> Run<'a> {
         if keyed {
             self.key += w;
         }
-        self.mds();
-    }
-
-    /// The terminal full round: every element through `quintic_s_box` with no key, then
-    /// of the MDS product only element 1, the hash (the others are never read).
-    fn terminal_round<S: WitnessSink>(&mut self, s: &mut S) {
-        for i in 0..self.k.width {
-            self.vals[i] = self.sbox(s, self.vals[i], None);
-        }
-        let m = self.k.m;
-        self.vals[1] = self.vals.iter().zip(m).map(|(v, row)| *v * row[1]).sum();
     }
 
     /// A partial round: element 0 through `quintic_s_box` with one key.
@@ -288,7 +291,7 @@ impl<'a> Run<'a> {
         match self.k.matrix(self.round) {
             Ok(m) => {
                 for (j, out) in self.next.iter_mut().enumerate() {
-                    *out = vals.iter().zip(m).map(|(v, row)| *v * row[j]).sum();
+                    *out = dense_column(vals, m, j);
                 }
                 std::mem::swap(vals, &mut self.next);
             }
@@ -304,6 +307,11 @@ impl<'a> Run<'a> {
         }
         self.round += 1;
     }
+}
+
+/// Element `j` of the product of the state `vals` (a row) and the dense matrix `m`.
+fn dense_column(vals: &[Fr], m: &[Vec<Fr>], j: usize) -> Fr {
+    vals.iter().zip(m).map(|(v, row)| *v * row[j]).sum()
 }
 
 /// `AllocatedNum::square` of the aux variable `var` of value `v`: `var * var = v^2`.
