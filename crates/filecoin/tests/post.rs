@@ -60,6 +60,22 @@ fn window_post_2k_end_to_end() {
 }
 
 #[test]
+fn window_post_verifier_prepared_ahead() {
+    // The WindowPoSt key is prepared in filecoin-proofs' cache through a proof that must
+    // not verify; a second call finds it there; a real proof then verifies against it.
+    let req = common::request(ProofKind::WindowPoSt);
+    let spec = req.circuit();
+    common::ensure_params(&spec);
+    assert!(spec.prepare_verifier().unwrap());
+    assert!(spec.prepare_verifier().unwrap());
+    let proof = common::prove_cpu(&req, 5);
+    assert!(req.verify(&proof).unwrap());
+    // Nothing to prepare for WinningPoSt: its key is small.
+    let winning = common::request(ProofKind::WinningPoSt).circuit();
+    assert!(!winning.prepare_verifier().unwrap());
+}
+
+#[test]
 fn window_post_2k_later_partition() {
     // With WindowPoSt V1_2 the challenges do not depend on the partition index, so the same
     // vanilla proofs make a valid partition 1: with its sectors in order it verifies as a

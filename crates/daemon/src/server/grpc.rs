@@ -430,7 +430,7 @@ impl ProvingEngine for ProvingService {
         let id =
             normalize_circuit_id(&request.into_inner().circuit_id).map_err(|e| to_status(&e))?;
         let engine = self.engine.clone();
-        let out = tokio::task::spawn_blocking(move || engine.preload_parameters(&id))
+        let out = tokio::task::spawn_blocking(move || super::srs_loading::preload(&engine, &id))
             .await
             .map_err(|e| Status::internal(format!("internal: {e}")))?
             .map_err(|e| to_status(&e))?;

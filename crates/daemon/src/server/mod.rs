@@ -201,7 +201,7 @@ fn start_engine_planned(c: &Config, planned: backends::Planned) -> anyhow::Resul
             .map_err(|e| anyhow::anyhow!("srs.preload: {}: {e}", e.code()))?;
         let engine = engine.clone();
         // Preload in the background: the daemon answers (and proves other kinds) meanwhile.
-        std::thread::spawn(move || match engine.preload_parameters(&id) {
+        std::thread::spawn(move || match srs_loading::preload(&engine, &id) {
             Ok(o) => {
                 tracing::info!(circuit_id = %id, ms = o.load_time.as_millis() as u64, "preloaded")
             }

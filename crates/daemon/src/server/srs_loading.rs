@@ -7,13 +7,38 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use filprove_engine::filecoin::ParamsReader;
-use filprove_engine::SrsLoader;
+use filprove_engine::{Engine, EngineError, PreloadOutcome, SrsLoader};
 use filprove_filecoin::FilecoinError;
 use filprove_groth16::params::{ParamsHeader, ReadOptions};
 use filprove_groth16::Srs;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget};
 
 use crate::cli::progress::{self, Unit};
+
+/// Preloads `circuit_id`'s parameters ([`Engine::preload_parameters`]), then has
+/// filecoin-proofs prepare its verifying key
+/// ([`filprove_filecoin::CircuitSpec::prepare_verifier`]: seconds for a 32 GiB WindowPoSt),
+/// so that the first proof waits for neither. A key that cannot be prepared is logged and
+/// the preload stands: the first verification reads the key itself.
+pub fn preload(engine: &Engine, circuit_id: &str) -> Result<PreloadOutcome, EngineError> {
+    let outcome = engine.preload_parameters(circuit_id)?;
+    if let Some(spec) = filprove_engine::filecoin::circuit_spec(circuit_id) {
+        let start = std::time::Instant::now();
+        match spec.prepare_verifier() {
+            Ok(true) => tracing::info!(
+                circuit_id,
+                ms = start.elapsed().as_millis() as u64,
+                "verifying key prepared"
+            ),
+            Ok(false) => {}
+            Err(e) => tracing::warn!(
+                circuit_id, code = e.code(), error = %e.message(),
+                "verifying key not prepared at preload (the first verification reads it)"
+            ),
+        }
+    }
+    Ok(outcome)
+}
 
 /// The loader for parameter files in `cache_dir` (`validate`: check every point while
 /// reading; `check_digests`: compare each file with the network's parameters.json first).

@@ -248,6 +248,23 @@ impl crate::kinds::CircuitSpec {
         }
     }
 
+    /// Has filecoin-proofs read and prepare this circuit's verifying key now, so that the
+    /// first proof of the process does not wait for it at verification. WindowPoSt only
+    /// ([`post::prepare_window_verifier`]): its key takes seconds to prepare at 32 GiB,
+    /// the other kinds' keys a fraction of a second, and for them `Ok(false)` says nothing
+    /// was done. Fails with [`FilecoinError::ParamsMissing`] when the `.vk` file is not in
+    /// the parameter cache.
+    pub fn prepare_verifier(&self) -> Result<bool, FilecoinError> {
+        match self.registered {
+            crate::kinds::RegisteredProof::PoSt(p) if self.kind == crate::ProofKind::WindowPoSt => {
+                crate::params::check_vk_present(self, &crate::params::parameter_cache_dir())?;
+                post::prepare_window_verifier(p)?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
     /// The R1CS of this circuit for parameter generation: PoRep's from its head and first
     /// challenge ([`porep::r1cs`]), PoSt's from one sector ([`post::r1cs`]), SnapDeals' by
     /// synthesizing its blank circuit.
