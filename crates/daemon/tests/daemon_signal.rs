@@ -129,6 +129,9 @@ async fn a_second_signal_during_the_drain_cancels_and_exits_keeping_the_jobs() {
     for id in &cancelled {
         expect_proved(&c2, id).await;
     }
+    // Its preload (`srs.preload = ["wpost-2k"]`) had filecoin-proofs prepare the
+    // WindowPoSt verifying key too.
+    tokio::task::block_in_place(|| until_logged(&d2, "verifying key prepared"));
     d2.signal("TERM");
     let status = tokio::task::block_in_place(|| d2.wait_exit(Duration::from_secs(60)));
     assert!(status.success());
