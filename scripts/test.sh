@@ -2,7 +2,7 @@
 # The test command of a fresh machine (README, .ci/run):
 #  1. installs the pinned CUDA compiler from PyPI into .cuda/ (no GPU needed) so the
 #     kernels are compiled and broken device code fails here;
-#  2. checks formatting and lints;
+#  2. checks formatting, lints and the API docs;
 #  3. runs every test of the workspace. GPU tests skip with a message without a GPU
 #     (and fail instead when FILPROVE_REQUIRE_GPU=1).
 set -euo pipefail
@@ -17,6 +17,8 @@ nvcc -cubin -O3 -std=c++17 -arch=sm_90 -I crates/cuda/kernels -o /dev/null crate
 
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# The API docs build without warnings (unresolved or private intra-doc links).
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 cargo test --workspace --locked --no-fail-fast 2>&1 | tee target/test-output.log
 
 # One closing line for the whole run (cargo's own last lines are the doc-test binaries').

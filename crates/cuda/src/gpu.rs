@@ -21,7 +21,7 @@ use crate::work::{sum_steps, StepSum, Work};
 type Probe = (&'static str, CudaEvent, Work);
 
 /// An open GPU: context, a compute stream, a copy stream, the kernels of the manifest
-/// ([`kernels::PRODUCTION`]).
+/// (`kernels::PRODUCTION`).
 pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,

@@ -5,7 +5,7 @@ use std::time::Duration;
 use crate::placement::{DeviceHealth, DevicePolicy};
 use crate::srs::SrsEntryStatus;
 
-/// What [`Engine::submit`] did.
+/// What [`Engine::submit`](crate::Engine::submit) did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Submitted {
     /// The job id (the request id when one was given).
@@ -79,7 +79,7 @@ pub struct EngineStatus {
     pub draining: bool,
 }
 
-/// What [`Engine::drain`] did.
+/// What [`Engine::drain`](crate::Engine::drain) did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DrainReport {
     /// Jobs that finished during the grace period.

@@ -6,7 +6,7 @@
 //! - [`keygen`]: fast parameter generation for test sizes;
 //! - [`proof`]: the 192-byte proof and its encoding;
 //! - [`backend`]: the [`backend::Backend`] trait every prover implements;
-//! - [`assemble`]: what every backend shares around its NTTs and MSMs: the shape check of
+//! - [`assemble`](mod@assemble): what every backend shares around its NTTs and MSMs: the shape check of
 //!   an assignment against a proving key and the proof's assembly from the MSM results;
 //! - [`report`]: what one proof cost (phases, transfers, host syncs);
 //! - [`parts`]: circuits of a head and equal parts (PoRep's challenges) synthesized part by

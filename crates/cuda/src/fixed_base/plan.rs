@@ -20,7 +20,7 @@ pub const SLOT_PINNED_BYTES_PER_POINT: u64 = 128;
 /// Device memory left free beside the plan (driver, module images, fragmentation).
 pub const DEVICE_RESERVE: u64 = 512 << 20;
 
-/// Tuning of [`GpuFixedBase`].
+/// Tuning of [`GpuFixedBase`](crate::GpuFixedBase).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FixedBaseOptions {
     /// G1 window bits (2..=24); `None`: [`choose_window`] for the announced point count.
@@ -151,7 +151,7 @@ where
     )
 }
 
-/// Device and pinned host bytes of one [`GpuFixedBase`]'s plan.
+/// Device and pinned host bytes of one [`GpuFixedBase`](crate::GpuFixedBase)'s plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FixedBasePlan {
     /// G1 window bits.
@@ -178,7 +178,7 @@ impl FixedBasePlan {
 /// The plan for `g1_points` G1 and `g2_points` G2 multiplications on a device with
 /// `free` bytes free: buffers first, then the G1 table, then the G2 table, each window
 /// [`choose_window`]'s under the cap and what is left (less [`DEVICE_RESERVE`]). An
-/// explicit window is taken as is; [`GpuFixedBase`] fails with
+/// explicit window is taken as is; [`GpuFixedBase`](crate::GpuFixedBase) fails with
 /// [`ProveError::DeviceOutOfMemory`] when the result does not fit.
 pub fn plan(
     opts: &FixedBaseOptions,

@@ -66,7 +66,7 @@ impl<C: Curve> Pending<C> {
     }
 }
 
-/// sum scalars[i] * bases[i], i < n, in batches of `run.batch` points.
+/// sum `scalars[i] * bases[i]`, i < n, in batches of `run.batch` points.
 pub fn msm_batched<C: Curve>(
     gpu: &Gpu,
     bases: Bases<'_>,

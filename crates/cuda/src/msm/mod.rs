@@ -58,7 +58,7 @@ use pippenger::pippenger;
 use plan::{chunk_len, group_windows, list_chunk_len, reduce_segments, MAX_CHUNKS};
 use scatter::{Digits, Scattered};
 
-/// sum_i scalars[i] * bases[i] over the first `n` of each, left on the device. With
+/// `sum_i scalars[i] * bases[i]` over the first `n` of each, left on the device. With
 /// `split`, the scalars are classified on the device first: the points whose scalar is 1
 /// are summed directly and only the other non-zero scalars go through Pippenger.
 pub fn msm<C: Curve>(
@@ -107,15 +107,15 @@ pub fn msm_view_with<C: Curve>(
 }
 
 /// The power of two that the second half of a folded MSM's bases carries:
-/// bases[n + i] = 2^fold_shift(n) bases[i], half of the windows of n scalars, rounded up
+/// `bases[n + i] = 2^fold_shift(n) bases[i]`, half of the windows of n scalars, rounded up
 /// (132 bits for 2^27: 12 windows of 22 bits).
 pub fn fold_shift(n: usize) -> u32 {
     let c = window_bits(n);
     c * windows(c).div_ceil(2)
 }
 
-/// sum_i scalars[i] * bases[i] over n scalars, with 2n bases of which bases[n + i] =
-/// 2^fold_shift(n) bases[i]: each bucket group then takes two windows of the scalars
+/// `sum_i scalars[i] * bases[i]` over n scalars, with 2n bases of which
+/// `bases[n + i] = 2^fold_shift(n) bases[i]`: each bucket group then takes two windows of the scalars
 /// (window w with base i, window w + ceil(windows / 2) with base n + i), half as many
 /// groups of twice the entries. The additions stay the same; the per-window passes (leftover
 /// reduction, scans, counts) run half as often.

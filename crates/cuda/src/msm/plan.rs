@@ -8,7 +8,7 @@ pub const MIN_WINDOW: u32 = 8;
 pub const MAX_WINDOW: u32 = 22;
 
 /// Window bits for `n` scalars: the width that minimises the estimated work, one mixed
-/// addition per point and window plus [`BUCKET_COST`] mixed additions' worth per bucket for
+/// addition per point and window plus `BUCKET_COST` mixed additions' worth per bucket for
 /// the scatter, chunk fix-up and running-sum reduction. 2^27 points: c = 22 (12 windows);
 /// 2^20: 16. Any width is safe: the bucket sum is balanced per chunk of sorted points, so
 /// a sparse top window or a heavy bucket does not serialise it.

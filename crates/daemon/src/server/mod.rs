@@ -36,7 +36,7 @@ pub use config::Config;
 pub use listen::{serve, serve_until, socket_state, Listeners, SocketState};
 
 /// The generated cuzk.v1 messages, server and client.
-#[allow(missing_docs, clippy::all)]
+#[allow(missing_docs, clippy::all, rustdoc::invalid_html_tags)]
 pub mod pb {
     tonic::include_proto!("cuzk.v1");
 

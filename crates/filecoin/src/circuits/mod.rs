@@ -43,15 +43,15 @@ pub enum SynthesisPath {
     /// filecoin-proofs synthesizes (the reference).
     InOrder,
     /// The challenges in parallel ([`filprove_groth16::parts`]), through storage-proofs'
-    /// gadgets (SnapDeals: [`update_parts`]; PoSt: storage-proofs' own chunks of sectors
+    /// gadgets (SnapDeals: `update_parts`; PoSt: storage-proofs' own chunks of sectors
     /// in parallel, as filecoin-proofs synthesizes it).
     Gadgets,
     /// Production. PoRep: the challenges in parallel through filprove's twin of the
     /// circuit, whose SHA-256 and Poseidon parts are computed natively; PoSt: the sectors
-    /// in parallel through filprove's twin ([`post_twin`], Poseidon computed natively); a
+    /// in parallel through filprove's twin (`post_twin`, Poseidon computed natively); a
     /// partition the twin cannot synthesize goes the [`SynthesisPath::Gadgets`] way.
     /// SnapDeals: the challenges in parallel with tree D's SHA-256 computed natively
-    /// ([`update_parts`]); a partition whose parts fail or do not fit is synthesized in
+    /// (`update_parts`); a partition whose parts fail or do not fit is synthesized in
     /// order. Either fallback is counted by [`twin_fallbacks`].
     #[default]
     Twin,
@@ -250,7 +250,7 @@ impl crate::kinds::CircuitSpec {
 
     /// Has filecoin-proofs read and prepare this circuit's verifying key now, so that the
     /// first proof of the process does not wait for it at verification. WindowPoSt only
-    /// ([`post::prepare_window_verifier`]): its key takes seconds to prepare at 32 GiB,
+    /// (`post::prepare_window_verifier`): its key takes seconds to prepare at 32 GiB,
     /// the other kinds' keys a fraction of a second, and for them `Ok(false)` says nothing
     /// was done. Fails with [`FilecoinError::ParamsMissing`] when the `.vk` file is not in
     /// the parameter cache.
@@ -266,7 +266,7 @@ impl crate::kinds::CircuitSpec {
     }
 
     /// The R1CS of this circuit for parameter generation: PoRep's from its head and first
-    /// challenge ([`porep::r1cs`]), PoSt's from one sector ([`post::r1cs`]), SnapDeals' by
+    /// challenge (`porep::r1cs`), PoSt's from one sector (`post::r1cs`), SnapDeals' by
     /// synthesizing its blank circuit.
     pub fn blank_r1cs(&self) -> Result<filprove_groth16::keygen::R1csAssembly, FilecoinError> {
         use crate::kinds::RegisteredProof;

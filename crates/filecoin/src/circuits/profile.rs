@@ -1,7 +1,7 @@
 //! Where a circuit's constraints go, by gadget family. A PoSt circuit is counted on the
 //! blank circuit of one sector (every sector of a FallbackPoSt circuit has the same shape)
 //! multiplied by its sector count; a SnapDeals partition on its head and first challenge
-//! ([`super::update_parts`]), the challenge multiplied by the challenge count; plus one
+//! (`circuits::update_parts`), the challenge multiplied by the challenge count; plus one
 //! constraint per public input (bellperson's).
 //!
 //! A constraint or variable belongs to the family of the namespaces it is made in

@@ -19,7 +19,7 @@
 //!
 //! The linear combination of an allocated `Num` marks in A exactly the S-box outputs
 //! whose merged coefficient is not zero. Those coefficients depend on the constants only,
-//! so they are worked out once per arity ([`Template`]) from the same matrices, and as a
+//! so they are worked out once per arity (`Template`) from the same matrices, and as a
 //! density bit is set however often it is marked, each S-box output that any of them
 //! marks is marked once, after the hash.
 

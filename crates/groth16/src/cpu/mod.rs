@@ -4,7 +4,7 @@
 //! - [`ntt`]: radix-2 NTTs over Fr (natural and bit-reversed orders, cosets);
 //! - [`msm`]: G1/G2 multi-scalar multiplication, and the split MSM for 0/1 witnesses;
 //! - [`prover`]: [`CpuBackend`] and [`compute_h`] (the shape check and the proof assembly
-//!   are shared with every backend: [`crate::assemble`]).
+//!   are shared with every backend: [`crate::assemble()`]).
 
 pub mod msm;
 pub mod ntt;

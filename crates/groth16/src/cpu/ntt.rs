@@ -30,7 +30,7 @@ pub const CACHE_MAX_LOG: u32 = 24;
 
 /// Butterfly stages spanning fewer elements than this run block-locally (elements).
 const BLOCK_LOG: u32 = 13;
-/// Block size in elements (see [`BLOCK_LOG`]).
+/// Block size in elements (see `BLOCK_LOG`).
 pub const BLOCK: usize = 1 << BLOCK_LOG;
 
 /// Inner loops shorter than this are not split further across threads.

@@ -6,7 +6,7 @@
 //! - `L = <srs.l, aux>`;
 //! - `a = <srs.a, inputs ++ aux dense in A>`, `b1 = <srs.b_g1, ...>`, `b2 = <srs.b_g2, ...>`
 //!   (inputs and aux dense in B);
-//! - the proof from the five sums and `r`, `s`: [`crate::assemble`] (shared with every
+//! - the proof from the five sums and `r`, `s`: [`crate::assemble()`] (shared with every
 //!   backend, as is the shape check before it, [`crate::check_shapes`]).
 
 use std::time::{Duration, Instant};

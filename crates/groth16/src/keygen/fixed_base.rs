@@ -47,7 +47,7 @@ pub trait FixedBaseMul: Send + Sync {
     fn release(&self) {}
 }
 
-/// The CPU implementation: signed-window tables of each generator ([`FixedBaseTable`]),
+/// The CPU implementation: signed-window tables of each generator (`FixedBaseTable`),
 /// built at the first use (sized for [`FixedBaseMul::prepare`]'s counts when given) and
 /// kept until [`FixedBaseMul::release`]; multiplications run on rayon's pool.
 #[derive(Default)]
