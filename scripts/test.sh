@@ -2,9 +2,10 @@
 # The test command of a fresh machine (README, .ci/run):
 #  1. installs the pinned CUDA compiler from PyPI into .cuda/ (no GPU needed) so the
 #     kernels are compiled and broken device code fails here;
-#  2. checks formatting, lints and the API docs;
+#  2. checks formatting and lints;
 #  3. runs every test of the workspace. GPU tests skip with a message without a GPU
-#     (and fail instead when FILPROVE_REQUIRE_GPU=1).
+#     (and fail instead when FILPROVE_REQUIRE_GPU=1);
+#  4. builds the API docs, warnings denied.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,9 +18,10 @@ nvcc -cubin -O3 -std=c++17 -arch=sm_90 -I crates/cuda/kernels -o /dev/null crate
 
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
-# The API docs build without warnings (unresolved or private intra-doc links).
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 cargo test --workspace --locked --no-fail-fast 2>&1 | tee target/test-output.log
+# The API docs build without warnings (unresolved or private intra-doc links); after the
+# tests, whose build-script outputs (the kernels) it reuses.
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
 # One closing line for the whole run (cargo's own last lines are the doc-test binaries').
 awk '/^test result:/ { p += $4; f += $6 } END { printf "tests: %d passed, %d failed\n", p, f }' \
