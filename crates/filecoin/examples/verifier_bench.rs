@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use filprove_filecoin::ProofRequest;
-use filprove_groth16::{Bls12, Fr, G1Affine, G1Projective, G2Affine, VerifyingKey};
+use filprove_groth16::{Fr, G1Affine, G1Projective, G2Affine, Proof, VerifyingKey};
 use group::prime::PrimeCurveAffine;
 use group::{Curve, Group};
 
@@ -87,14 +87,12 @@ fn main() {
         t.elapsed().as_secs_f64()
     );
 
-    let proof = bellperson::groth16::Proof::<Bls12> {
+    let proof = Proof {
         a: G1Affine::generator(),
         b: G2Affine::generator(),
         c: G1Affine::generator(),
     };
-    let mut proof_bytes = Vec::new();
-    proof.write(&mut proof_bytes).expect("192 bytes");
-    let proof_bytes = proof_bytes.repeat(req.num_partitions());
+    let proof_bytes = Proof::concat(&vec![proof; req.num_partitions()]);
     for i in 0..3 {
         let t = Instant::now();
         let verified = req.verify(&proof_bytes).expect("a well-formed proof");

@@ -18,7 +18,7 @@ use filecoin_proofs_api::{ApiVersion, PoStType, PublicReplicaInfo, RegisteredPoS
 use filprove_groth16::keygen::R1csAssembly;
 use filprove_groth16::parts;
 use filprove_groth16::sink::GadgetCircuit;
-use filprove_groth16::{recycle, Bls12, Fr, G1Affine, G2Affine, ProvingAssignment};
+use filprove_groth16::{recycle, Bls12, Fr, G1Affine, G2Affine, Proof, ProvingAssignment};
 use group::prime::PrimeCurveAffine;
 use storage_proofs_core::{
     compound_proof::CompoundProof, merkle::MerkleProofTrait, proof::ProofScheme,
@@ -544,15 +544,12 @@ fn verify_inner<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
 pub(crate) fn prepare_window_verifier(
     registered: RegisteredPoStProof,
 ) -> Result<(), FilecoinError> {
-    let proof = groth16::Proof::<Bls12> {
+    let bytes = Proof {
         a: G1Affine::generator(),
         b: G2Affine::generator(),
         c: G1Affine::generator(),
-    };
-    let mut bytes = Vec::with_capacity(192);
-    proof
-        .write(&mut bytes)
-        .map_err(|e| FilecoinError::MalformedProof(e.to_string()))?;
+    }
+    .to_bytes();
     // Any field elements do: a valid Fr in little-endian bytes.
     let value = [1u8; 32];
     let replicas = BTreeMap::from([(SectorId::from(1), PublicReplicaInfo::new(registered, value))]);
