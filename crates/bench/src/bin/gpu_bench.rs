@@ -4,8 +4,9 @@
 //! the median of several runs. Prints a table last; `--json PATH` writes all rows.
 //!
 //! Usage: gpu_bench [--json PATH] [--quick]   (--quick: small sizes only, for a smoke run)
-//!        gpu_bench --breakdown [--quick] [--steps ntt,h,g1,g1split,g1fold,g2]
+//!        gpu_bench --breakdown [--quick] [--steps ntt,h,g1,g1split,g1fold,g2] [--lg N]
 //!                                             (per-kernel times of NTT, H and MSMs at 2^27,
+//!                                              or 2^N for N in 16..=27; G2 at 2^(N-2);
 //!                                              each against its bound on the H200)
 //!        ... --msm levels=4,min_entries=0,slots=64,leftover=never,binned_min=4194304
 //!                                             (MSM tuning other than production, for A/B runs)
@@ -90,6 +91,11 @@ fn run() -> Result<(), ProveError> {
         Some(i) => msm_tuning(args.get(i + 1).map_or("", |s| s.as_str()))?,
         None => MsmTuning::PRODUCTION,
     };
+    let breakdown_lg = match args.iter().position(|a| a == "--lg") {
+        Some(i) => parse_lg(args.get(i + 1).map_or("", |s| s.as_str()))?,
+        None if quick => 20,
+        None => 27,
+    };
     let gpu = Gpu::open_selftest(0)?.with_msm_tuning(tuning);
     eprintln!("gpu_bench on {} ({tuning:?})", gpu.name());
     if args.iter().any(|a| a == "--breakdown") {
@@ -100,7 +106,7 @@ fn run() -> Result<(), ProveError> {
             .and_then(|i| args.get(i + 1))
             .map_or("ntt,h,g1,g1split,g2", |s| s.as_str());
         let steps: Vec<&str> = steps.split(',').collect();
-        return breakdown(&gpu, if quick { 20 } else { 27 }, &steps);
+        return breakdown(&gpu, breakdown_lg, &steps);
     }
     let mut rows = Vec::new();
 
@@ -188,6 +194,17 @@ fn run() -> Result<(), ProveError> {
         .map_err(|e| ProveError::Invalid(format!("writing {path}: {e}")))?;
     }
     Ok(())
+}
+
+/// `--lg N` of `--breakdown`: 2^16 to 2^27 entries (the 32 GiB partition's domain is the
+/// largest the benchmark's buffers are planned for).
+fn parse_lg(v: &str) -> Result<u32, ProveError> {
+    match v.parse::<u32>() {
+        Ok(lg) if (16..=27).contains(&lg) => Ok(lg),
+        _ => Err(ProveError::Invalid(format!(
+            "--lg {v}: expected a whole number from 16 to 27"
+        ))),
+    }
 }
 
 fn print_row(r: &Row) {
