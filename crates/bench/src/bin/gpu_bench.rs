@@ -81,18 +81,16 @@ fn main() {
 
 fn run() -> Result<(), ProveError> {
     let args: Vec<String> = std::env::args().collect();
-    let json = args
-        .iter()
-        .position(|a| a == "--json")
-        .and_then(|i| args.get(i + 1))
-        .cloned();
+    let json = flag(&args, "--json")
+        .filter(|p| !p.is_empty())
+        .map(str::to_owned);
     let quick = args.iter().any(|a| a == "--quick");
-    let tuning = match args.iter().position(|a| a == "--msm") {
-        Some(i) => msm_tuning(args.get(i + 1).map_or("", |s| s.as_str()))?,
+    let tuning = match flag(&args, "--msm") {
+        Some(v) => msm_tuning(v)?,
         None => MsmTuning::PRODUCTION,
     };
-    let breakdown_lg = match args.iter().position(|a| a == "--lg") {
-        Some(i) => parse_lg(args.get(i + 1).map_or("", |s| s.as_str()))?,
+    let breakdown_lg = match flag(&args, "--lg") {
+        Some(v) => parse_lg(v)?,
         None if quick => 20,
         None => 27,
     };
@@ -100,11 +98,7 @@ fn run() -> Result<(), ProveError> {
     eprintln!("gpu_bench on {} ({tuning:?})", gpu.name());
     if args.iter().any(|a| a == "--breakdown") {
         // --steps ntt,h,g1,g1split,g2: only those steps (A/B builds of one kernel).
-        let steps = args
-            .iter()
-            .position(|a| a == "--steps")
-            .and_then(|i| args.get(i + 1))
-            .map_or("ntt,h,g1,g1split,g2", |s| s.as_str());
+        let steps = flag(&args, "--steps").unwrap_or("ntt,h,g1,g1split,g2");
         let steps: Vec<&str> = steps.split(',').collect();
         return breakdown(&gpu, breakdown_lg, &steps);
     }
@@ -194,6 +188,12 @@ fn run() -> Result<(), ProveError> {
         .map_err(|e| ProveError::Invalid(format!("writing {path}: {e}")))?;
     }
     Ok(())
+}
+
+/// The value after `name` when `name` is given ("" when nothing follows it).
+fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+    let i = args.iter().position(|a| a == name)?;
+    Some(args.get(i + 1).map_or("", |s| s.as_str()))
 }
 
 /// `--lg N` of `--breakdown`: 2^16 to 2^27 entries (the 32 GiB partition's domain is the
