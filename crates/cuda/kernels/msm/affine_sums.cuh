@@ -233,8 +233,12 @@ __device__ __forceinline__ void msm_affine_level(const Affine<F>* pts, const uin
                 const uint32_t p1 = ib + 2 * (uint32_t)(o - ob);
                 l.valid = true;
                 l.pair = p1 + 1 < ie;
+                // b's index is loaded on its own (an unpaired slot reads a's again, from
+                // L1), so that nothing here waits for a load: both are first used a slot
+                // later.
+                const uint32_t pb = l.pair ? p1 + 1 : p1;
                 l.a = sorted ? sorted[p1] : p1;
-                l.b = l.pair ? (sorted ? sorted[p1 + 1] : p1 + 1) : l.a;
+                l.b = sorted ? sorted[pb] : pb;
                 return l;
             };
             Loc cur = locate(0), nxt = locate(1);
