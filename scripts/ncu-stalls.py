@@ -13,6 +13,7 @@ Prints each stall reason's share of all samples, the same split by the code's fu
 (the kernel body and each function it calls, told apart by the CALL targets), and the TOP
 (default 6) instructions for the larger reasons.
 """
+import bisect
 import collections
 import csv
 import sys
@@ -36,30 +37,28 @@ def main():
     head = rows[heads[0]]
     col = {name: i for i, name in enumerate(head)}
     reasons = [h for h in head if h.startswith("stall_") and "Not Issued" not in h]
+    # (address, SASS text, samples per reason), each row's numbers parsed once.
     code = []
     for r in rows[heads[0] + 1:]:
         if len(r) < len(head):
             continue
         try:
-            code.append((int(r[0], 16), r))
+            addr = int(r[0], 16)
         except ValueError:
             continue
+        code.append((addr, r[1].strip(), {k: number(r[col[k]]) for k in reasons}))
     targets = sorted(
-        {int(r[1].split("CALL.REL.NOINC")[1].split()[0].rstrip(";"), 16)
-         for _, r in code if "CALL.REL.NOINC" in r[1]}
+        {int(text.split("CALL.REL.NOINC")[1].split()[0].rstrip(";"), 16)
+         for _, text, _ in code if "CALL.REL.NOINC" in text}
     )
     starts = [code[0][0]] + targets if code else []
 
-    def function_of(addr):
-        return max((s for s in starts if s <= addr), default=0)
-
     total = collections.Counter()
     by_function = collections.defaultdict(collections.Counter)
-    for addr, r in code:
-        for reason in reasons:
-            v = number(r[col[reason]])
-            total[reason] += v
-            by_function[function_of(addr)][reason] += v
+    for addr, _, counts in code:
+        start = starts[bisect.bisect_right(starts, addr) - 1]  # addresses ascend from starts[0]
+        total.update(counts)
+        by_function[start].update(counts)
     samples = sum(total.values())
     if not samples:
         sys.exit("no samples")
@@ -74,10 +73,10 @@ def main():
         c = by_function[start]
         name = "kernel body" if start == starts[0] else f"function at {start:#x}"
         print(f"{name}: {100 * sum(c.values()) / samples:.1f} %:", shares(c, 0.003))
-    for reason, v in total.most_common(6):
+    for reason, _ in total.most_common(6):
         print(f"== {reason[6:]}")
-        for addr, r in sorted(code, key=lambda x: -number(x[1][col[reason]]))[:top]:
-            print(f"  {addr:#x} {100 * number(r[col[reason]]) / samples:5.2f} %  {r[1].strip()[:72]}")
+        for addr, text, counts in sorted(code, key=lambda x: -x[2][reason])[:top]:
+            print(f"  {addr:#x} {100 * counts[reason] / samples:5.2f} %  {text[:72]}")
 
 
 if __name__ == "__main__":
