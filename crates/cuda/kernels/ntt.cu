@@ -4,9 +4,11 @@
 // stages, decimation in time (DIT: bit-reversed input, natural output, stages 0 .. lg-1)
 // or in frequency (DIF: natural input, bit-reversed output, stages lg-1 .. 0). Stage s
 // pairs the indices that differ in bit s; its twiddle is omega_{2^(s+1)}^j with j the low s
-// bits of the pair's index, read as tw[j << (lg-1-s)] from tw[i] = omega^i (i < n/2,
-// computed on the device); the inverse transform reads omega^-i = -omega^(n/2-i) from the
-// same table. The first stages (10 from 2^13 on) run in one launch (ntt_shared_*: a block
+// bits of the pair's index, read as tw[j << (lg-1-s)] from tw[i] = omega^i (i <= n/2,
+// computed on the device). The inverse transform reads the same table: omega^-i =
+// -omega^(n/2-i) (also for i = 0: omega^(n/2) = -1), and its butterflies take the sign
+// (they swap their outputs, or negate their difference) instead of negating the twiddle.
+// The first stages (10 from 2^13 on) run in one launch (ntt_shared_*: a block
 // per 2^10 contiguous elements), the others 3 to 6 at a time (ntt_strided_*), both as
 // ntt_block; strided_passes in ntt.rs splits them. The bit reversal before a DIT forward
 // transform or after a DIF inverse one is ntt_bitrev(_scale), with the coset scalings.
@@ -56,11 +58,9 @@ __device__ __forceinline__ void store_fr(Fr* p, const Fr& x) {
 
 __device__ __forceinline__ uint32_t brev(uint32_t i, uint32_t lg) { return lg ? __brev(i) >> (32 - lg) : 0; }
 
-// Twiddle e of the table tw (forward twiddles, n/2 of them); the inverse one by symmetry.
+// Twiddle e < half of the table tw (omega^i, i <= half); the inverse one by symmetry.
 __device__ __forceinline__ Fr twiddle(const Fr* tw, uint32_t half, uint32_t e, bool inverse) {
-    if (e == 0) return Fr::one();
-    if (!inverse) return tw[e];
-    return tw[half - e].neg();
+    return inverse ? Fr::zero() - tw[half - e] : tw[e];
 }
 
 // out[i] = c * omega^i for i < len; each thread fills 32 consecutive entries (the small
@@ -183,17 +183,19 @@ extern "C" __global__ void __launch_bounds__(256) ntt_bitrev_scale(Fr* d, uint32
 }
 
 // One butterfly on (x, y) with twiddle w: decimation in time (x + wy, x - wy) or in
-// frequency (x + y, (x - y) w); butterfly1 is either with w = 1.
-template <bool DIF>
+// frequency (x + y, (x - y) w); with NEG the twiddle is -w: (x - wy, x + wy) or
+// (x + y, (y - x) w). butterfly1 is either with twiddle 1.
+template <bool DIF, bool NEG = false>
 __device__ __forceinline__ void butterfly(Fr& x, Fr& y, const Fr& w) {
     if (DIF) {
-        Fr t = x - y;
+        Fr t = NEG ? y - x : x - y;
         x = x + y;
         y = t * w;
     } else {
         Fr v = y * w;
-        y = x - v;
-        x = x + v;
+        Fr sum = x + v;
+        y = NEG ? sum : x - v;
+        x = NEG ? x - v : sum;
     }
 }
 __device__ __forceinline__ void butterfly1(Fr& x, Fr& y) {
@@ -202,13 +204,10 @@ __device__ __forceinline__ void butterfly1(Fr& x, Fr& y) {
     y = t;
 }
 
-// omega^e, or omega^-e = -omega^(n/2-e) for the inverse (e = 0: tw[0] = 1).
+// omega^e, or for the inverse omega^(n/2-e) = -omega^-e (the butterfly takes the sign).
 template <bool INV>
 __device__ __forceinline__ Fr twiddle_of(const Fr* tw, uint32_t half, uint32_t e) {
-    if (!INV) return ldg_fr(tw + e);
-    Fr w = ldg_fr(tw + ((half - e) & (half - 1)));
-    Fr m = Fr::zero() - w;
-    return e ? m : w;
+    return ldg_fr(tw + (INV ? half - e : e));
 }
 
 // Stage q = b + H of a block (block-relative: global stage s0 + q) on the 2^ME elements
@@ -236,7 +235,7 @@ __device__ __forceinline__ void radix_stage(Fr (&x)[1 << ME], const Fr* tw, uint
         if (SKIP && t == 0) {
             butterfly1(x[i], x[i + (1 << H)]);
         } else {
-            butterfly<DIF>(x[i], x[i + (1 << H)], w[t]);
+            butterfly<DIF, INV>(x[i], x[i + (1 << H)], w[t]);
         }
     }
 }

@@ -85,6 +85,11 @@ pub struct NttPlan {
     shift: Powers,
 }
 
+/// Entries of an [`NttPlan`]'s twiddle table for 2^lg: omega^i for i <= 2^lg / 2.
+pub fn twiddle_count(lg: u32) -> usize {
+    (1usize << lg) / 2 + 1
+}
+
 /// Device bytes of an [`NttPlan`]'s three coset-scaling tables for 2^lg.
 pub fn scale_table_bytes(lg: u32) -> u64 {
     let lo_bits = LO_BITS.min(lg);
@@ -142,7 +147,8 @@ impl Powers {
 }
 
 impl NttPlan {
-    /// Computes omega^i, i < 2^(lg-1), on the device.
+    /// Computes the twiddles omega^i, i <= 2^(lg-1), on the device (the last one, -1,
+    /// gives the inverse transform's omega^-i = -omega^(n/2-i) for every i < n/2).
     pub fn new(gpu: &Gpu, lg: u32) -> Result<Self, ProveError> {
         if lg > Fr::S {
             return Err(ProveError::Invalid(format!(
@@ -150,9 +156,7 @@ impl NttPlan {
                 Fr::S
             )));
         }
-        let half_lg = lg.saturating_sub(1);
-        let twiddles =
-            Powers::new(gpu, half_lg, Fr::ONE, omega(lg))?.expand(gpu, half_lg, 1 << half_lg)?;
+        let twiddles = Powers::new(gpu, lg, Fr::ONE, omega(lg))?.expand(gpu, lg, twiddle_count(lg))?;
         let g = Fr::MULTIPLICATIVE_GENERATOR;
         let g_inv = g.invert().unwrap_or(Fr::ONE);
         let n_inv = n_inv(lg);
@@ -319,7 +323,7 @@ impl NttPlan {
         let s = gpu.stream();
         // Soundness of every launch below (their SAFETY comments refer here): signatures
         // as in ntt.cu; `data` holds n Fr (`self.check` by the callers), the twiddle table
-        // n/2 Fr, the scaling tables 2^lo_bits and 2^(lg - lo_bits); every index stays
+        // n/2 + 1 Fr, the scaling tables 2^lo_bits and 2^(lg - lo_bits); every index stays
         // below n; each launch asks for the shared memory its kernel stages (bsize Fr for the
         // shared-memory stages, STRIDED_SMEM bytes for the strided ones).
         let passes = strided_passes(lg);
@@ -366,7 +370,7 @@ impl NttPlan {
         for &(s0, kk) in order {
             let e = 1usize << BLOCK_LG;
             // SAFETY: as stated at the top of this function: the n / 2^BLOCK_LG blocks each
-            // take 2^BLOCK_LG indices of data below n, reading the n/2 twiddles.
+            // take 2^BLOCK_LG indices of data below n, reading the n/2 + 1 twiddles.
             unsafe {
                 s.launch_builder(gpu.func(strided_fn)?)
                     .arg(&mut *data)

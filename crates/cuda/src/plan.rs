@@ -194,7 +194,7 @@ fn phases(s: &Shape, batch: u64, resident: bool, folded_h: bool) -> Vec<PhasePla
             phase: "ntt_h",
             live: vec![
                 staged(),
-                a("twiddles", m / 2 * FR),
+                a("twiddles", ntt::twiddle_count(s.lg) as u64 * FR),
                 a("coset tables", ntt::scale_table_bytes(s.lg)),
             ],
         },
