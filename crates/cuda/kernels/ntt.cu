@@ -401,12 +401,17 @@ extern "C" __global__ void h_coset_product(Fr* a, const Fr* b, uint32_t n) {
         store_fr(a + i, load_fr(a + i) * load_fr(b + i));
     }
 }
-// h = a*k_ab - c[rev(i)]*k_c: a holds the inverse coset transform of a*b, c the unscaled
-// inverse transform of c in bit-reversed order (read through the bit reversal: each Fr is
-// one 32-byte sector, so the gather moves no more bytes than a linear read).
-extern "C" __global__ void h_finish(Fr* a, const Fr* c, uint32_t n, uint32_t lg, Fr k_ab, Fr k_c) {
+// h[i] = a[r] * s(i) - c[r] * k_c with r = bitreverse(i), written to a third vector: a
+// holds n times the inverse transform of a*b on the coset and c n times the inverse
+// transform of c, both in bit-reversed order (the decimation in frequency's output, read
+// through the reversal: each Fr is one 32-byte sector, so a gather moves no more bytes
+// than a linear read); s(i) = g^-i / (n Z) from the tables of scale_at and k_c = 1 / (n Z).
+// This is the bit reversal and scaling of the inverse coset transform, and h's last step,
+// in one pass.
+extern "C" __global__ void h_finish(Fr* h, const Fr* a, const Fr* c, uint32_t n, uint32_t lg, const Fr* lo,
+                                    const Fr* hi, uint32_t lo_bits, Fr k_c) {
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        uint32_t r = lg == 0 ? 0 : (__brev(i) >> (32 - lg));
-        store_fr(a + i, load_fr(a + i) * k_ab - load_fr(c + r) * k_c);
+        const uint32_t r = brev(i, lg);
+        store_fr(h + i, load_fr(a + r) * scale_at(lo, hi, lo_bits, i) - load_fr(c + r) * k_c);
     }
 }

@@ -83,6 +83,8 @@ pub struct NttPlan {
     coset_inv: Powers,
     /// g^i / n (between an inverse and a coset transform: [`NttPlan::to_coset`]).
     shift: Powers,
+    /// g^-i / (n Z), Z = g^n - 1 (H's last step: [`compute_h_in_place`]).
+    h_scale: Powers,
 }
 
 /// Entries of an [`NttPlan`]'s twiddle table for 2^lg: omega^i for i <= 2^lg / 2.
@@ -90,10 +92,10 @@ pub fn twiddle_count(lg: u32) -> usize {
     (1usize << lg) / 2 + 1
 }
 
-/// Device bytes of an [`NttPlan`]'s three coset-scaling tables for 2^lg.
+/// Device bytes of an [`NttPlan`]'s four scaling tables for 2^lg.
 pub fn scale_table_bytes(lg: u32) -> u64 {
     let lo_bits = LO_BITS.min(lg);
-    3 * ((1u64 << lo_bits) + (1u64 << (lg - lo_bits))) * FR_BYTES as u64
+    4 * ((1u64 << lo_bits) + (1u64 << (lg - lo_bits))) * FR_BYTES as u64
 }
 
 /// out[i] = c * omega^i for i < len, on the device.
@@ -166,6 +168,7 @@ impl NttPlan {
             coset: Powers::new(gpu, lg, Fr::ONE, g)?,
             coset_inv: Powers::new(gpu, lg, n_inv, g_inv)?,
             shift: Powers::new(gpu, lg, n_inv, g)?,
+            h_scale: Powers::new(gpu, lg, n_inv * coset_z_inv(lg), g_inv)?,
         })
     }
 
@@ -183,17 +186,6 @@ impl NttPlan {
         }
         self.stages(gpu, data, true, true, Some(&self.shift))?;
         self.stages(gpu, data, false, false, None)
-    }
-
-    /// [`NttKind::CosetInverse`] with one bit reversal fused with the scaling (no separate
-    /// permutation pass).
-    pub fn coset_inverse(&self, gpu: &Gpu, data: &mut CudaSlice<u8>) -> Result<(), ProveError> {
-        self.check(data)?;
-        if self.lg == 0 {
-            return self.run(gpu, data, NttKind::CosetInverse);
-        }
-        self.stages(gpu, data, true, true, None)?;
-        self.bitrev(gpu, data, Some((&self.coset_inv, false)))
     }
 
     fn check(&self, data: &CudaSlice<u8>) -> Result<(), ProveError> {
@@ -517,8 +509,8 @@ pub fn compute_h(gpu: &Gpu, a: &[Fr], b: &[Fr]) -> Result<CudaSlice<u8>, ProveEr
 }
 
 /// H on device-resident, zero-padded a and b of 2^lg Fr each, in six transforms: afterwards
-/// `a` holds h's coefficients and `b`, `c` hold scratch (c's contents are not read). Queued
-/// on the compute stream.
+/// `a` holds h's coefficients and `b`, `c` hold scratch (c's contents are not read; the last
+/// step writes h into b's buffer, and a and b trade buffers). Queued on the compute stream.
 ///
 /// Every constraint of a satisfying witness has c = a*b, so the C evaluations are formed on
 /// the device instead of staged. With Z = g^n - 1 on the coset and the inverse coset
@@ -566,27 +558,41 @@ pub fn compute_h_in_place(
     }
     .map_err(|e| gpu.err("h_coset_product", e))?;
     gpu.probe("h_coset_product", pointwise_work(lg, 1.0, 3.0))?;
-    plan.coset_inverse(gpu, da)?;
-    // n * inverse(c), left in bit-reversed order for h_finish to read through the reversal.
+    // n * inverse(a*b) and n * inverse(c), unscaled and left in bit-reversed order for
+    // h_finish to read through the reversal.
+    plan.stages(gpu, da, true, true, None)?;
     plan.stages(gpu, dc, true, true, None)?;
-    // Z(x) = x^n - 1 is the constant g^n - 1 on the coset.
-    let zinv = (Fr::MULTIPLICATIVE_GENERATOR.pow_vartime([n as u64]) - Fr::ONE)
-        .invert()
-        .unwrap_or(Fr::ZERO);
-    let (k_ab, k_c) = (DevFr::from(zinv), DevFr::from(zinv * n_inv(lg)));
-    // SAFETY: h_finish(Fr* a, const Fr* c, u32 n, u32 lg, Fr k_ab, Fr k_c) in ntt.cu, in
-    // that order (DevFr is the kernel's 32-byte Fr, passed by value); a and c hold n = 2^lg
-    // Fr and the kernel reads c at bit-reversed indices below n.
+    let k_c = DevFr::from(n_inv(lg) * coset_z_inv(lg));
+    let lo_bits = LO_BITS.min(lg);
+    let p = &plan.h_scale;
+    // SAFETY: h_finish(Fr* h, const Fr* a, const Fr* c, u32 n, u32 lg, const Fr* lo, const
+    // Fr* hi, u32 lo_bits, Fr k_c) in ntt.cu, in that order (DevFr is the kernel's 32-byte
+    // Fr, passed by value); a, b and c are distinct and hold n = 2^lg Fr (checked above),
+    // the kernel writes b below n and reads a and c at bit-reversed indices below n, and
+    // the plan's tables hold 2^lo_bits and 2^(lg - lo_bits) Fr, the ranges scale_at reads.
     unsafe {
         s.launch_builder(gpu.func("h_finish")?)
-            .arg(&mut *da)
+            .arg(&mut *db)
+            .arg(&*da)
             .arg(&*dc)
             .arg(&n32)
             .arg(&lg)
-            .arg(&k_ab)
+            .arg(&p.lo)
+            .arg(&p.hi)
+            .arg(&lo_bits)
             .arg(&k_c)
             .launch(grid)
     }
     .map_err(|e| gpu.err("h_finish", e))?;
-    gpu.probe("h_finish", pointwise_work(lg, 2.0, 3.0))
+    gpu.probe("h_finish", pointwise_work(lg, 3.0, 3.0))?;
+    // h is in b's buffer: the callers find it in a.
+    std::mem::swap(da, db);
+    Ok(())
+}
+
+/// 1 / Z on the coset g H of 2^lg elements, where Z(x) = x^n - 1 is the constant g^n - 1.
+fn coset_z_inv(lg: u32) -> Fr {
+    (Fr::MULTIPLICATIVE_GENERATOR.pow_vartime([1u64 << lg]) - Fr::ONE)
+        .invert()
+        .unwrap_or(Fr::ZERO)
 }
