@@ -184,24 +184,31 @@ extern "C" __global__ void __launch_bounds__(256) ntt_bitrev_scale(Fr* d, uint32
 
 // One butterfly on (x, y) with twiddle w: decimation in time (x + wy, x - wy) or in
 // frequency (x + y, (x - y) w); with NEG the twiddle is -w: (x - wy, x + wy) or
-// (x + y, (y - x) w). butterfly1 is either with twiddle 1.
+// (x + y, (y - x) w). butterfly1 is either with twiddle 1. Between a transform's first
+// load and its last store the values stay below 2p, not p (the products skip their final
+// subtraction; ff/field.cuh, *_below_2p): the last store reduces them (`canonical`).
 template <bool DIF, bool NEG = false>
 __device__ __forceinline__ void butterfly(Fr& x, Fr& y, const Fr& w) {
     if (DIF) {
-        Fr t = NEG ? y - x : x - y;
-        x = x + y;
-        y = t * w;
+        Fr t = NEG ? Fr::sub_below_2p(y, x) : Fr::sub_below_2p(x, y);
+        x = Fr::add_below_2p(x, y);
+        y = Fr::mul_below_2p(w, t);
     } else {
-        Fr v = y * w;
-        Fr sum = x + v;
-        y = NEG ? sum : x - v;
-        x = NEG ? x - v : sum;
+        Fr v = Fr::mul_below_2p(w, y);
+        Fr sum = Fr::add_below_2p(x, v);
+        y = NEG ? sum : Fr::sub_below_2p(x, v);
+        x = NEG ? Fr::sub_below_2p(x, v) : sum;
     }
 }
 __device__ __forceinline__ void butterfly1(Fr& x, Fr& y) {
-    Fr t = x - y;
-    x = x + y;
+    Fr t = Fr::sub_below_2p(x, y);
+    x = Fr::add_below_2p(x, y);
     y = t;
+}
+// A value below 2p as the transform's output: below p, scaled first by c g^i when lo is
+// not null (the tables of scale_at).
+__device__ __forceinline__ Fr canonical(const Fr& x, const Fr* lo, const Fr* hi, uint32_t lo_bits, uint32_t i) {
+    return Fr::reduce_once(lo ? Fr::mul_below_2p(scale_at(lo, hi, lo_bits, i), x) : x);
 }
 
 // omega^e, or for the inverse omega^(n/2-e) = -omega^-e (the butterfly takes the sign).
@@ -271,12 +278,13 @@ __device__ __forceinline__ uint32_t sw(uint32_t e) { return e ^ ((e >> 3) & 7) ^
 // on the rows whose bits b .. b+ME-1 (b = min(q0, k - ME), so the window fits) come from
 // the thread's register index i and the other k - ME bits from rho, in order. The first
 // window loads from global memory, the last stores to global memory, and between windows
-// the elements go through shared memory (one barrier each). With lo != null the stored
-// values are scaled: value number v of the transform's output (p for DIT, brev(p) for DIF
-// at position p) times c g^v (the tables of scale_at).
+// the elements go through shared memory (one barrier each). The transform's last launch
+// (`last`) stores its values reduced below p, and with lo != null scaled: value number v of
+// the transform's output (p for DIT, brev(p) for DIF at position p) times c g^v (the
+// tables of scale_at); the others store values below 2p.
 template <bool DIF, bool INV, bool SHARED, int ME>
-__device__ __forceinline__ void ntt_block(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k, const Fr* lo,
-                                          const Fr* hi, uint32_t lo_bits) {
+__device__ __forceinline__ void ntt_block(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k, uint32_t last,
+                                          const Fr* lo, const Fr* hi, uint32_t lo_bits) {
     constexpr uint32_t R = 1u << ME;
     const uint32_t lg_e = 31 - __clz(blockDim.x) + ME;
     const uint32_t E = 1u << lg_e, cl = lg_e - k;  // C = 2^cl columns (cl <= s0)
@@ -309,7 +317,7 @@ __device__ __forceinline__ void ntt_block(Fr* d, const Fr* tw, uint32_t lg, uint
 #pragma unroll
             for (uint32_t i = 0; i < R; i++) {
                 const uint32_t p = base + ((rows | (i << b)) << s0);
-                if (lo) x[i] = x[i] * scale_at(lo, hi, lo_bits, DIF ? brev(p, lg) : p);
+                if (last) x[i] = canonical(x[i], lo, hi, lo_bits, DIF ? brev(p, lg) : p);
                 store_fr(d + p, x[i]);
             }
         } else {
@@ -324,7 +332,7 @@ __device__ __forceinline__ void ntt_block(Fr* d, const Fr* tw, uint32_t lg, uint
 }
 
 // Transforms of 2 or 4 elements (lg < NTT_RADIX_LG, one block of one thread): the stages
-// one after the other in global memory, then the scaling of ntt_block.
+// one after the other in global memory, then the last store of ntt_block.
 template <bool DIF>
 __device__ __forceinline__ void tiny_transform(Fr* d, const Fr* tw, uint32_t lg, uint32_t inverse, const Fr* lo,
                                                const Fr* hi, uint32_t lo_bits) {
@@ -339,52 +347,53 @@ __device__ __forceinline__ void tiny_transform(Fr* d, const Fr* tw, uint32_t lg,
             d[i0 + h] = y;
         }
     }
-    for (uint32_t p = 0; lo && p < 2 * half; p++) d[p] = d[p] * scale_at(lo, hi, lo_bits, DIF ? brev(p, lg) : p);
+    for (uint32_t p = 0; p < 2 * half; p++) d[p] = canonical(d[p], lo, hi, lo_bits, DIF ? brev(p, lg) : p);
 }
 
 // Entry points, one per direction, so that each butterfly loop is compiled (registers,
 // scheduling) for its own direction alone; the inverse selects a whole copy of the code.
-// Shared: stages 0 .. k-1 (k <= NTT_BLOCK_LG; k = lg or k >= NTT_RADIX_LG), grid 2^(lg-k),
-// blockDim 2^(k - min(k, NTT_RADIX_LG)), 32 2^k bytes of shared memory; lo may be null (no
-// scaling). Strided: stages s0 .. s0+k-1 (NTT_RADIX_LG <= k <= NTT_BLOCK_LG - 4, s0 + k >=
-// NTT_BLOCK_LG, so 2^NTT_BLOCK_LG / 2^k columns fit below s0), blockDim NTT_THREADS, grid
-// n / 2^NTT_BLOCK_LG, 32 2^NTT_BLOCK_LG bytes of shared memory.
+// `last` is set on a transform's last launch (ntt_block). Shared: stages 0 .. k-1 (k <=
+// NTT_BLOCK_LG; k = lg or k >= NTT_RADIX_LG), grid 2^(lg-k), blockDim 2^(k - min(k,
+// NTT_RADIX_LG)), 32 2^k bytes of shared memory; lo may be null (no scaling). Strided:
+// stages s0 .. s0+k-1 (NTT_RADIX_LG <= k <= NTT_BLOCK_LG - 4, s0 + k >= NTT_BLOCK_LG, so
+// 2^NTT_BLOCK_LG / 2^k columns fit below s0), blockDim NTT_THREADS, grid n /
+// 2^NTT_BLOCK_LG, 32 2^NTT_BLOCK_LG bytes of shared memory.
 extern "C" __global__ void NTT_BOUNDS
-    ntt_shared_dit(Fr* d, const Fr* tw, uint32_t lg, uint32_t k, uint32_t inverse, const Fr* lo, const Fr* hi,
-                   uint32_t lo_bits) {
+    ntt_shared_dit(Fr* d, const Fr* tw, uint32_t lg, uint32_t k, uint32_t inverse, uint32_t last, const Fr* lo,
+                   const Fr* hi, uint32_t lo_bits) {
     if (k < NTT_RADIX_LG) {
         tiny_transform<false>(d, tw, lg, inverse, lo, hi, lo_bits);
     } else if (inverse) {
-        ntt_block<false, true, true, NTT_RADIX_LG>(d, tw, lg, 0, k, lo, hi, lo_bits);
+        ntt_block<false, true, true, NTT_RADIX_LG>(d, tw, lg, 0, k, last, lo, hi, lo_bits);
     } else {
-        ntt_block<false, false, true, NTT_RADIX_LG>(d, tw, lg, 0, k, lo, hi, lo_bits);
+        ntt_block<false, false, true, NTT_RADIX_LG>(d, tw, lg, 0, k, last, lo, hi, lo_bits);
     }
 }
 extern "C" __global__ void NTT_BOUNDS
-    ntt_shared_dif(Fr* d, const Fr* tw, uint32_t lg, uint32_t k, uint32_t inverse, const Fr* lo, const Fr* hi,
-                   uint32_t lo_bits) {
+    ntt_shared_dif(Fr* d, const Fr* tw, uint32_t lg, uint32_t k, uint32_t inverse, uint32_t last, const Fr* lo,
+                   const Fr* hi, uint32_t lo_bits) {
     if (k < NTT_RADIX_LG) {
         tiny_transform<true>(d, tw, lg, inverse, lo, hi, lo_bits);
     } else if (inverse) {
-        ntt_block<true, true, true, NTT_RADIX_LG>(d, tw, lg, 0, k, lo, hi, lo_bits);
+        ntt_block<true, true, true, NTT_RADIX_LG>(d, tw, lg, 0, k, last, lo, hi, lo_bits);
     } else {
-        ntt_block<true, false, true, NTT_RADIX_LG>(d, tw, lg, 0, k, lo, hi, lo_bits);
+        ntt_block<true, false, true, NTT_RADIX_LG>(d, tw, lg, 0, k, last, lo, hi, lo_bits);
     }
 }
 extern "C" __global__ void NTT_BOUNDS
-    ntt_strided_dit(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k, uint32_t inverse) {
+    ntt_strided_dit(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k, uint32_t inverse, uint32_t last) {
     if (inverse) {
-        ntt_block<false, true, false, NTT_RADIX_LG>(d, tw, lg, s0, k, nullptr, nullptr, 0);
+        ntt_block<false, true, false, NTT_RADIX_LG>(d, tw, lg, s0, k, last, nullptr, nullptr, 0);
     } else {
-        ntt_block<false, false, false, NTT_RADIX_LG>(d, tw, lg, s0, k, nullptr, nullptr, 0);
+        ntt_block<false, false, false, NTT_RADIX_LG>(d, tw, lg, s0, k, last, nullptr, nullptr, 0);
     }
 }
 extern "C" __global__ void NTT_BOUNDS
-    ntt_strided_dif(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k, uint32_t inverse) {
+    ntt_strided_dif(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k, uint32_t inverse, uint32_t last) {
     if (inverse) {
-        ntt_block<true, true, false, NTT_RADIX_LG>(d, tw, lg, s0, k, nullptr, nullptr, 0);
+        ntt_block<true, true, false, NTT_RADIX_LG>(d, tw, lg, s0, k, last, nullptr, nullptr, 0);
     } else {
-        ntt_block<true, false, false, NTT_RADIX_LG>(d, tw, lg, s0, k, nullptr, nullptr, 0);
+        ntt_block<true, false, false, NTT_RADIX_LG>(d, tw, lg, s0, k, last, nullptr, nullptr, 0);
     }
 }
 

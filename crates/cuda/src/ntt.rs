@@ -295,9 +295,10 @@ impl NttPlan {
 
     /// The butterfly stages without a bit reversal: decimation in time (`dif` false) reads
     /// bit-reversed input and writes natural order; decimation in frequency reads natural
-    /// order and writes bit-reversed output. With `scale`, the shared-memory kernel scales
-    /// the values it stores, value number i of the output by c * g^i (used after the last
-    /// stages of decimation in frequency, i.e. as the final launch).
+    /// order and writes bit-reversed output. The last launch reduces the values below p
+    /// (the launches before it leave them below 2p). With `scale` (decimation in frequency
+    /// only, whose last launch is the shared-memory kernel) that launch scales the values it
+    /// stores, value number i of the output by c * g^i.
     fn stages(
         &self,
         gpu: &Gpu,
@@ -309,6 +310,11 @@ impl NttPlan {
         let lg = self.lg;
         if lg == 0 {
             return Ok(());
+        }
+        if scale.is_some() && !dif {
+            return Err(ProveError::Invalid(
+                "a scaled transform decimates in frequency".into(),
+            ));
         }
         let n = 1usize << lg;
         let inv = inverse as u32;
@@ -325,7 +331,7 @@ impl NttPlan {
         } else {
             ("ntt_shared_dit", "ntt_strided_dit")
         };
-        let shared = |data: &mut CudaSlice<u8>, k: u32| {
+        let shared = |data: &mut CudaSlice<u8>, k: u32, last: u32| {
             let (bsize, null, lo_bits) = (1usize << k, 0u64, LO_BITS.min(lg));
             let threads = (bsize >> k.min(RADIX_LG)) as u32;
             let mut b = s.launch_builder(gpu.func(shared_fn)?);
@@ -333,7 +339,8 @@ impl NttPlan {
                 .arg(&self.twiddles)
                 .arg(&lg)
                 .arg(&k)
-                .arg(&inv);
+                .arg(&inv)
+                .arg(&last);
             match scale {
                 Some(p) => b.arg(&p.lo).arg(&p.hi),
                 None => b.arg(&null).arg(&null),
@@ -352,14 +359,15 @@ impl NttPlan {
         // The remaining stages, 3 to 6 at a time, in shared memory: after the first k stages
         // in time, before them (in reverse) in frequency.
         if !dif {
-            shared(data, k)?;
+            shared(data, k, passes.is_empty() as u32)?;
         }
         let order: Vec<_> = if dif {
             passes.iter().rev().collect()
         } else {
             passes.iter().collect()
         };
-        for &(s0, kk) in order {
+        for (i, &&(s0, kk)) in order.iter().enumerate() {
+            let last = (!dif && i + 1 == order.len()) as u32;
             let e = 1usize << BLOCK_LG;
             // SAFETY: as stated at the top of this function: the n / 2^BLOCK_LG blocks each
             // take 2^BLOCK_LG indices of data below n, reading the n/2 + 1 twiddles.
@@ -371,13 +379,14 @@ impl NttPlan {
                     .arg(&s0)
                     .arg(&kk)
                     .arg(&inv)
+                    .arg(&last)
                     .launch(cfg(n / e, THREADS, STRIDED_SMEM as u32))
             }
             .map_err(|e| gpu.err("ntt_strided_stages", e))?;
             gpu.probe("ntt_strided_stages", pass_work(lg, f64::from(kk) / 2.0))?;
         }
         if dif {
-            shared(data, k)?;
+            shared(data, k, 1)?;
         }
         Ok(())
     }

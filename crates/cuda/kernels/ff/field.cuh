@@ -120,6 +120,7 @@ struct Field {
         t[N] = ptx::addc(t[N], hi[N - 1]);
     }
 
+    template <bool REDUCE = true>
     __device__ __forceinline__ static Field mont_mul_eo(const Field& a, const Field& b) {
         static_assert(N % 2 == 0, "even limb count");
         uint32_t t[N + 1];
@@ -166,7 +167,44 @@ struct Field {
         Field r;
 #pragma unroll
         for (int i = 0; i < N; i++) r.v[i] = t[i];
-        return reduce_once(r);
+        return REDUCE ? reduce_once(r) : r;
+    }
+
+    // Arithmetic on values below 2p, for a chain of butterflies that reduces once at the
+    // end (the NTT): p < 2^(32 N - 1), so 2p fits N limbs.
+    // The product without its final subtraction, for a < p and b < 2p: the rounds' bound
+    // above holds (it multiplies a by b's limbs) and the result a b / R + (< p) < 2p.
+    __device__ __forceinline__ static Field mul_below_2p(const Field& a, const Field& b) {
+        return mont_mul_eo<false>(a, b);
+    }
+    // x + y for x, y < 2p, less 2p where that leaves it non-negative: below 2p.
+    __device__ __forceinline__ static Field add_below_2p(const Field& x, const Field& y) {
+        Field s, d;
+        s.v[0] = ptx::add_cc(x.v[0], y.v[0]);
+#pragma unroll
+        for (int i = 1; i < N; i++) s.v[i] = ptx::addc_cc(x.v[i], y.v[i]);
+        const uint32_t carry = ptx::addc(0, 0);
+        d.v[0] = ptx::sub_cc(s.v[0], mod2(0));
+#pragma unroll
+        for (int i = 1; i < N; i++) d.v[i] = ptx::subc_cc(s.v[i], mod2(i));
+        const uint32_t below = ptx::subc(carry, 0);  // 0xffffffff when x + y < 2p
+        return below ? s : d;
+    }
+    // x - y for x, y < 2p, plus 2p where it is negative: below 2p.
+    __device__ __forceinline__ static Field sub_below_2p(const Field& x, const Field& y) {
+        Field r;
+        r.v[0] = ptx::sub_cc(x.v[0], y.v[0]);
+#pragma unroll
+        for (int i = 1; i < N; i++) r.v[i] = ptx::subc_cc(x.v[i], y.v[i]);
+        const uint32_t borrow = ptx::subc(0, 0);
+        r.v[0] = ptx::add_cc(r.v[0], mod2(0) & borrow);
+#pragma unroll
+        for (int i = 1; i < N; i++) r.v[i] = ptx::addc_cc(r.v[i], mod2(i) & borrow);
+        return r;
+    }
+    // Limb i of 2p.
+    __device__ __forceinline__ static uint32_t mod2(int i) {
+        return (P::mod(i) << 1) | (i ? P::mod(i - 1) >> 31 : 0);
     }
 
     // A dedicated square (off-diagonal products once, doubled, plus the diagonal; 222
