@@ -5,7 +5,8 @@
 #include "ff/inverse.cuh"
 
 // op(a, b) on Montgomery values of a prime field. op: 0 mul, 1 add, 2 sub, 3 neg(a),
-// 4 from_mont(a), 5 to_mont(a), 6 sqr(a), 7 a^-1 (0 for 0)
+// 4 from_mont(a), 5 to_mont(a), 6 sqr(a), 7 a^-1 (0 for 0); on values below 2p (the
+// NTT's): 8 mul_below_2p (a below p), 9 add_below_2p, 10 sub_below_2p
 template <class F>
 __device__ __forceinline__ F field_op(const F& a, const F& b, uint32_t op) {
     switch (op) {
@@ -16,6 +17,9 @@ __device__ __forceinline__ F field_op(const F& a, const F& b, uint32_t op) {
         case 4: return a.from_mont();
         case 5: return a.to_mont();
         case 6: return a.sqr();
+        case 8: return F::mul_below_2p(a, b);
+        case 9: return F::add_below_2p(a, b);
+        case 10: return F::sub_below_2p(a, b);
         default: return field_inverse(a);
     }
 }

@@ -158,7 +158,8 @@ impl NttPlan {
                 Fr::S
             )));
         }
-        let twiddles = Powers::new(gpu, lg, Fr::ONE, omega(lg))?.expand(gpu, lg, twiddle_count(lg))?;
+        let twiddles =
+            Powers::new(gpu, lg, Fr::ONE, omega(lg))?.expand(gpu, lg, twiddle_count(lg))?;
         let g = Fr::MULTIPLICATIVE_GENERATOR;
         let g_inv = g.invert().unwrap_or(Fr::ONE);
         let n_inv = n_inv(lg);

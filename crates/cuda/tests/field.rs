@@ -101,6 +101,90 @@ fn fr_ops_match_blstrs() {
     assert_eq!(back, x);
 }
 
+/// The NTT's arithmetic on values below 2p (a value v and v + p stand for the same
+/// element): results below 2p and equal to blstrs' mod p, for operands lifted by p or not,
+/// random and edge values.
+#[test]
+fn fr_below_2p_ops_match_blstrs() {
+    let Some(gpu) = common::gpu_selftest("fr_below_2p_ops_match_blstrs") else {
+        return;
+    };
+    // Little-endian u64 limbs of a value's Montgomery form, and back.
+    let limbs = |b: &[u8]| -> [u64; 4] {
+        std::array::from_fn(|k| u64::from_le_bytes(b[8 * k..8 * k + 8].try_into().unwrap()))
+    };
+    let add = |a: [u64; 4], b: [u64; 4]| -> ([u64; 4], bool) {
+        let mut r = [0u64; 4];
+        let mut carry = false;
+        for k in 0..4 {
+            let (s, c1) = a[k].overflowing_add(b[k]);
+            let (s, c2) = s.overflowing_add(carry as u64);
+            r[k] = s;
+            carry = c1 || c2;
+        }
+        (r, carry)
+    };
+    let less = |a: [u64; 4], b: [u64; 4]| a.iter().rev().cmp(b.iter().rev()).is_lt();
+    // p = (p - 1) + 1 from the canonical integer of -1.
+    let p_minus_1 = limbs((-Fr::ONE).to_repr().as_ref());
+    let p = add(p_minus_1, [1, 0, 0, 0]).0;
+    let two_p = add(p, p).0;
+    let sub_p = |a: [u64; 4]| -> [u64; 4] {
+        let mut r = [0u64; 4];
+        let mut borrow = false;
+        for k in 0..4 {
+            let (s, b1) = a[k].overflowing_sub(p[k]);
+            let (s, b2) = s.overflowing_sub(borrow as u64);
+            r[k] = s;
+            borrow = b1 || b2;
+        }
+        r
+    };
+    let mut rng = common::rng("fr_below_2p");
+    let mut x: Vec<Fr> = (0..4000).map(|_| Fr::random(&mut rng)).collect();
+    let mut y: Vec<Fr> = (0..4000).map(|_| Fr::random(&mut rng)).collect();
+    let edge = [Fr::ZERO, Fr::ONE, -Fr::ONE, Fr::from(2u64), -Fr::from(2u64)];
+    for (i, a) in edge.iter().enumerate() {
+        for (j, b) in edge.iter().enumerate() {
+            for lift in 0..4 {
+                x[4 * (i * 5 + j) + lift] = *a;
+                y[4 * (i * 5 + j) + lift] = *b;
+            }
+        }
+    }
+    // Operand i is lifted by p in x when bit 0 of i is set, in y when bit 1 is.
+    let lifted = |v: &[Fr], bit: usize| -> Vec<u8> {
+        let mut out = Vec::with_capacity(32 * v.len());
+        for (i, e) in v.iter().enumerate() {
+            let mut l = limbs(bytes_of(std::slice::from_ref(e)));
+            if i >> bit & 1 == 1 {
+                l = add(l, p).0;
+            }
+            out.extend(l.iter().flat_map(|w| w.to_le_bytes()));
+        }
+        out
+    };
+    let (bx, by) = (bytes_of(&x).to_vec(), lifted(&y, 1));
+    let bx_lifted = lifted(&x, 0);
+    for op in [8u32, 9, 10] {
+        // The product takes its first operand below p.
+        let xs = if op == 8 { &bx } else { &bx_lifted };
+        let f = |a: Fr, b: Fr| match op {
+            8 => a * b,
+            9 => a + b,
+            _ => a - b,
+        };
+        let got = run_op(&gpu, "fr_test_op", xs, &by, 32, op);
+        for (i, r) in got.chunks_exact(32).enumerate() {
+            let r = limbs(r);
+            assert!(less(r, two_p), "op {op} at {i}: {r:x?} not below 2p");
+            let r = if less(r, p) { r } else { sub_p(r) };
+            let want = limbs(bytes_of(&[f(x[i], y[i])]));
+            assert_eq!(r, want, "op {op} at {i}");
+        }
+    }
+}
+
 #[test]
 fn fq_ops_match_blstrs() {
     let Some(gpu) = common::gpu_selftest("fq_ops_match_blstrs") else {
