@@ -54,21 +54,30 @@ fn fp_from(b: &[u8]) -> Vec<Fp> {
         .collect()
 }
 
+/// n random pairs of Fr operands, the first 25 x `copies` replaced by every pair of edge
+/// values (0, 1, -1, 2, -2), each pair `copies` times in a row.
+fn fr_operands(seed: &str, n: usize, copies: usize) -> (Vec<Fr>, Vec<Fr>) {
+    let mut rng = common::rng(seed);
+    let mut x: Vec<Fr> = (0..n).map(|_| Fr::random(&mut rng)).collect();
+    let mut y: Vec<Fr> = (0..n).map(|_| Fr::random(&mut rng)).collect();
+    let edge = [Fr::ZERO, Fr::ONE, -Fr::ONE, Fr::from(2u64), -Fr::from(2u64)];
+    for (i, a) in edge.iter().enumerate() {
+        for (j, b) in edge.iter().enumerate() {
+            for k in 0..copies {
+                x[copies * (i * 5 + j) + k] = *a;
+                y[copies * (i * 5 + j) + k] = *b;
+            }
+        }
+    }
+    (x, y)
+}
+
 #[test]
 fn fr_ops_match_blstrs() {
     let Some(gpu) = common::gpu_selftest("fr_ops_match_blstrs") else {
         return;
     };
-    let mut rng = common::rng("fr_ops");
-    let mut x: Vec<Fr> = (0..5000).map(|_| Fr::random(&mut rng)).collect();
-    let mut y: Vec<Fr> = (0..5000).map(|_| Fr::random(&mut rng)).collect();
-    let edge = [Fr::ZERO, Fr::ONE, -Fr::ONE, Fr::from(2u64), -Fr::from(2u64)];
-    for (i, a) in edge.iter().enumerate() {
-        for (j, b) in edge.iter().enumerate() {
-            x[i * 5 + j] = *a;
-            y[i * 5 + j] = *b;
-        }
-    }
+    let (x, y) = fr_operands("fr_ops", 5000, 1);
     let (bx, by) = (bytes_of(&x), bytes_of(&y));
     let expect: [Box<dyn Fn(Fr, Fr) -> Fr>; 4] = [
         Box::new(|a, b| a * b),
@@ -101,6 +110,19 @@ fn fr_ops_match_blstrs() {
     assert_eq!(back, x);
 }
 
+/// a + b or a - b (a + !b + 1) on 256-bit little-endian integers, modulo 2^256.
+fn wide_add_sub(a: [u64; 4], b: [u64; 4], sub: bool) -> [u64; 4] {
+    let mut r = [0u64; 4];
+    let mut carry = sub;
+    for k in 0..4 {
+        let (s, c1) = a[k].overflowing_add(if sub { !b[k] } else { b[k] });
+        let (s, c2) = s.overflowing_add(carry as u64);
+        r[k] = s;
+        carry = c1 || c2;
+    }
+    r
+}
+
 /// The NTT's arithmetic on values below 2p (a value v and v + p stand for the same
 /// element): results below 2p and equal to blstrs' mod p, for operands lifted by p or not,
 /// random and edge values.
@@ -109,56 +131,23 @@ fn fr_below_2p_ops_match_blstrs() {
     let Some(gpu) = common::gpu_selftest("fr_below_2p_ops_match_blstrs") else {
         return;
     };
-    // Little-endian u64 limbs of a value's Montgomery form, and back.
+    // Little-endian u64 limbs of a value's Montgomery form.
     let limbs = |b: &[u8]| -> [u64; 4] {
         std::array::from_fn(|k| u64::from_le_bytes(b[8 * k..8 * k + 8].try_into().unwrap()))
     };
-    let add = |a: [u64; 4], b: [u64; 4]| -> ([u64; 4], bool) {
-        let mut r = [0u64; 4];
-        let mut carry = false;
-        for k in 0..4 {
-            let (s, c1) = a[k].overflowing_add(b[k]);
-            let (s, c2) = s.overflowing_add(carry as u64);
-            r[k] = s;
-            carry = c1 || c2;
-        }
-        (r, carry)
-    };
     let less = |a: [u64; 4], b: [u64; 4]| a.iter().rev().cmp(b.iter().rev()).is_lt();
+    let add = |a, b| wide_add_sub(a, b, false);
     // p = (p - 1) + 1 from the canonical integer of -1.
-    let p_minus_1 = limbs((-Fr::ONE).to_repr().as_ref());
-    let p = add(p_minus_1, [1, 0, 0, 0]).0;
-    let two_p = add(p, p).0;
-    let sub_p = |a: [u64; 4]| -> [u64; 4] {
-        let mut r = [0u64; 4];
-        let mut borrow = false;
-        for k in 0..4 {
-            let (s, b1) = a[k].overflowing_sub(p[k]);
-            let (s, b2) = s.overflowing_sub(borrow as u64);
-            r[k] = s;
-            borrow = b1 || b2;
-        }
-        r
-    };
-    let mut rng = common::rng("fr_below_2p");
-    let mut x: Vec<Fr> = (0..4000).map(|_| Fr::random(&mut rng)).collect();
-    let mut y: Vec<Fr> = (0..4000).map(|_| Fr::random(&mut rng)).collect();
-    let edge = [Fr::ZERO, Fr::ONE, -Fr::ONE, Fr::from(2u64), -Fr::from(2u64)];
-    for (i, a) in edge.iter().enumerate() {
-        for (j, b) in edge.iter().enumerate() {
-            for lift in 0..4 {
-                x[4 * (i * 5 + j) + lift] = *a;
-                y[4 * (i * 5 + j) + lift] = *b;
-            }
-        }
-    }
+    let p = add(limbs((-Fr::ONE).to_repr().as_ref()), [1, 0, 0, 0]);
+    let two_p = add(p, p);
+    let (x, y) = fr_operands("fr_below_2p", 4000, 4);
     // Operand i is lifted by p in x when bit 0 of i is set, in y when bit 1 is.
     let lifted = |v: &[Fr], bit: usize| -> Vec<u8> {
         let mut out = Vec::with_capacity(32 * v.len());
         for (i, e) in v.iter().enumerate() {
             let mut l = limbs(bytes_of(std::slice::from_ref(e)));
             if i >> bit & 1 == 1 {
-                l = add(l, p).0;
+                l = add(l, p);
             }
             out.extend(l.iter().flat_map(|w| w.to_le_bytes()));
         }
@@ -178,7 +167,11 @@ fn fr_below_2p_ops_match_blstrs() {
         for (i, r) in got.chunks_exact(32).enumerate() {
             let r = limbs(r);
             assert!(less(r, two_p), "op {op} at {i}: {r:x?} not below 2p");
-            let r = if less(r, p) { r } else { sub_p(r) };
+            let r = if less(r, p) {
+                r
+            } else {
+                wide_add_sub(r, p, true)
+            };
             let want = limbs(bytes_of(&[f(x[i], y[i])]));
             assert_eq!(r, want, "op {op} at {i}");
         }
