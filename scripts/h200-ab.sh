@@ -9,7 +9,9 @@
 # `@DIR` (the build in DIR: its gpu_bench and filprove; default .device), optionally
 # `:key=value,key2=value` (gpu_bench's --msm settings). Rounds: ROUNDS (default 2).
 # REGION=1 also times the GPU region of a 32 GiB partition per variant and round
-# (`filprove synthetic-bench --lg 27 --modes resident --proofs 2`, stand-in witness) and
+# (`filprove synthetic-bench --lg 27 --modes resident --proofs 2`, stand-in witness; it
+# needs more than 100 GB of GPU memory: REGION_LG=26 times a partition of half that size,
+# which fits 80 GB) and
 # adds its phases to the table; a build's mulbench, where there is one, runs once (product
 # rates and checksums: equal checksums mean equal products). Packed binaries (xz) are unpacked first
 # (scripts/device-unpack.sh). For example four affine levels against five, then the
@@ -39,7 +41,8 @@ for r in $(seq 1 "$rounds"); do
         "$dir/gpu_bench" --breakdown --steps "$steps" ${settings:+--msm "$settings"} > "$log" 2>&1
         status=$?
         if [ "${REGION:-0}" = 1 ]; then
-            "$dir/filprove" synthetic-bench --lg 27 --modes resident --proofs 2 > "$out/region-$name-$r.txt" 2>&1 ||
+            "$dir/filprove" synthetic-bench --lg "${REGION_LG:-27}" --modes resident --proofs 2 \
+                > "$out/region-$name-$r.txt" 2>&1 ||
                 status=$?
         fi
         # The build's field-product rates and checksums, once per variant.
