@@ -60,7 +60,7 @@ __device__ __forceinline__ uint32_t brev(uint32_t i, uint32_t lg) { return lg ? 
 
 // Twiddle e < half of the table tw (omega^i, i <= half); the inverse one by symmetry.
 __device__ __forceinline__ Fr twiddle(const Fr* tw, uint32_t half, uint32_t e, bool inverse) {
-    return inverse ? Fr::zero() - tw[half - e] : tw[e];
+    return inverse ? tw[half - e].neg() : tw[e];
 }
 
 // out[i] = c * omega^i for i < len; each thread fills 32 consecutive entries (the small

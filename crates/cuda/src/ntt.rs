@@ -85,6 +85,8 @@ pub struct NttPlan {
     shift: Powers,
     /// g^-i / (n Z), Z = g^n - 1 (H's last step: [`compute_h_in_place`]).
     h_scale: Powers,
+    /// 1 / (n Z), the same step's factor of c.
+    h_c: Fr,
 }
 
 /// Entries of an [`NttPlan`]'s twiddle table for 2^lg: omega^i for i <= 2^lg / 2.
@@ -163,13 +165,15 @@ impl NttPlan {
         let g = Fr::MULTIPLICATIVE_GENERATOR;
         let g_inv = g.invert().unwrap_or(Fr::ONE);
         let n_inv = n_inv(lg);
+        let h_c = n_inv * coset_z_inv(lg);
         Ok(Self {
             lg,
             twiddles,
             coset: Powers::new(gpu, lg, Fr::ONE, g)?,
             coset_inv: Powers::new(gpu, lg, n_inv, g_inv)?,
             shift: Powers::new(gpu, lg, n_inv, g)?,
-            h_scale: Powers::new(gpu, lg, n_inv * coset_z_inv(lg), g_inv)?,
+            h_scale: Powers::new(gpu, lg, h_c, g_inv)?,
+            h_c,
         })
     }
 
@@ -572,7 +576,7 @@ pub fn compute_h_in_place(
     // h_finish to read through the reversal.
     plan.stages(gpu, da, true, true, None)?;
     plan.stages(gpu, dc, true, true, None)?;
-    let k_c = DevFr::from(n_inv(lg) * coset_z_inv(lg));
+    let k_c = DevFr::from(plan.h_c);
     let lo_bits = LO_BITS.min(lg);
     let p = &plan.h_scale;
     // SAFETY: h_finish(Fr* h, const Fr* a, const Fr* c, u32 n, u32 lg, const Fr* lo, const
