@@ -267,6 +267,16 @@ __device__ __forceinline__ void radix_stages(Fr (&x)[1 << ME], const Fr* tw, uin
 // {2, 3, 4} or {0, 1, 4}; sw() XORs bits 0-2 with (e3, e4, e4 ^ e5), one-to-one on each.
 __device__ __forceinline__ uint32_t sw(uint32_t e) { return e ^ ((e >> 3) & 7) ^ ((e >> 2) & 4); }
 
+// The first load's pointwise product (ntt_block's PW): x = x pw[p], or pw_out[p] = x pw[p].
+__device__ __forceinline__ void pointwise(Fr& x, const Fr* pw, Fr* pw_out, uint32_t p) {
+    const Fr t = x * load_fr(pw + p);
+    if (pw_out) {
+        store_fr(pw_out + p, t);
+    } else {
+        x = t;
+    }
+}
+
 // Stages s0 .. s0+k-1 of a transform, decimation in time (in this order) or in frequency
 // (in reverse), on one block of E = blockDim.x 2^ME elements. The block takes C = E / 2^k
 // columns of 2^k rows: element (r, c) is d[base + c + (r << s0)], the 2^k indices that
@@ -282,9 +292,14 @@ __device__ __forceinline__ uint32_t sw(uint32_t e) { return e ^ ((e >> 3) & 7) ^
 // (`last`) stores its values reduced below p, and with lo != null scaled: value number v of
 // the transform's output (p for DIT, brev(p) for DIF at position p) times c g^v (the
 // tables of scale_at); the others store values below 2p.
-template <bool DIF, bool INV, bool SHARED, int ME>
+//
+// With PW (a transform's first launch, `pw` not null) the first load also takes a
+// pointwise product with pw: the value loaded becomes d[p] pw[p], or with pw_out not
+// null stays d[p] while pw_out[p] = d[p] pw[p] is written (H's pointwise products,
+// compute_h_in_place in ntt.rs, without passes of their own).
+template <bool DIF, bool INV, bool SHARED, bool PW, int ME>
 __device__ __forceinline__ void ntt_block(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k, uint32_t last,
-                                          const Fr* lo, const Fr* hi, uint32_t lo_bits) {
+                                          const Fr* lo, const Fr* hi, uint32_t lo_bits, const Fr* pw, Fr* pw_out) {
     constexpr uint32_t R = 1u << ME;
     const uint32_t lg_e = 31 - __clz(blockDim.x) + ME;
     const uint32_t E = 1u << lg_e, cl = lg_e - k;  // C = 2^cl columns (cl <= s0)
@@ -299,7 +314,11 @@ __device__ __forceinline__ void ntt_block(Fr* d, const Fr* tw, uint32_t lg, uint
         Fr x[R];
         if (r == 0) {
 #pragma unroll
-            for (uint32_t i = 0; i < R; i++) x[i] = load_fr(d + base + ((rows | (i << b)) << s0));
+            for (uint32_t i = 0; i < R; i++) {
+                const uint32_t p = base + ((rows | (i << b)) << s0);
+                x[i] = load_fr(d + p);
+                if (PW) pointwise(x[i], pw, pw_out, p);
+            }
         } else {
             __syncthreads();
 #pragma unroll
@@ -331,12 +350,20 @@ __device__ __forceinline__ void ntt_block(Fr* d, const Fr* tw, uint32_t lg, uint
     }
 }
 
-// Transforms of 2 or 4 elements (lg < NTT_RADIX_LG, one block of one thread): the stages
-// one after the other in global memory, then the last store of ntt_block.
+// Transforms of 1 or 2 elements (lg < NTT_RADIX_LG, one block of one thread): the first
+// load's pointwise product, the stages one after the other in global memory, then the
+// last store of ntt_block.
 template <bool DIF>
 __device__ __forceinline__ void tiny_transform(Fr* d, const Fr* tw, uint32_t lg, uint32_t inverse, const Fr* lo,
-                                               const Fr* hi, uint32_t lo_bits) {
-    const uint32_t half = 1u << (lg - 1);
+                                               const Fr* hi, uint32_t lo_bits, const Fr* pw, Fr* pw_out) {
+    const uint32_t n = 1u << lg, half = n >> 1;
+    if (pw) {
+        for (uint32_t p = 0; p < n; p++) {
+            Fr x = d[p];
+            pointwise(x, pw, pw_out, p);
+            d[p] = x;
+        }
+    }
     for (uint32_t r = 0; r < lg; r++) {
         const uint32_t s = DIF ? lg - 1 - r : r, h = 1u << s;
         for (uint32_t t = 0; t < half; t++) {
@@ -347,69 +374,57 @@ __device__ __forceinline__ void tiny_transform(Fr* d, const Fr* tw, uint32_t lg,
             d[i0 + h] = y;
         }
     }
-    for (uint32_t p = 0; p < 2 * half; p++) d[p] = canonical(d[p], lo, hi, lo_bits, DIF ? brev(p, lg) : p);
+    for (uint32_t p = 0; p < n; p++) d[p] = canonical(d[p], lo, hi, lo_bits, DIF ? brev(p, lg) : p);
 }
 
 // Entry points, one per direction, so that each butterfly loop is compiled (registers,
-// scheduling) for its own direction alone; the inverse selects a whole copy of the code.
+// scheduling) for its own direction alone; the inverse selects a whole copy of the code,
+// and so does a first launch's pointwise product (pw not null; ntt_block's PW).
 // `last` is set on a transform's last launch (ntt_block). Shared: stages 0 .. k-1 (k <=
 // NTT_BLOCK_LG; k = lg or k >= NTT_RADIX_LG), grid 2^(lg-k), blockDim 2^(k - min(k,
 // NTT_RADIX_LG)), 32 2^k bytes of shared memory; lo may be null (no scaling). Strided:
 // stages s0 .. s0+k-1 (NTT_RADIX_LG <= k <= NTT_BLOCK_LG - 4, s0 + k >= NTT_BLOCK_LG, so
 // 2^NTT_BLOCK_LG / 2^k columns fit below s0), blockDim NTT_THREADS, grid n /
 // 2^NTT_BLOCK_LG, 32 2^NTT_BLOCK_LG bytes of shared memory.
-extern "C" __global__ void NTT_BOUNDS
-    ntt_shared_dit(Fr* d, const Fr* tw, uint32_t lg, uint32_t k, uint32_t inverse, uint32_t last, const Fr* lo,
-                   const Fr* hi, uint32_t lo_bits) {
-    if (k < NTT_RADIX_LG) {
-        tiny_transform<false>(d, tw, lg, inverse, lo, hi, lo_bits);
+template <bool DIF, bool SHARED>
+__device__ __forceinline__ void ntt_launch(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k,
+                                           uint32_t inverse, uint32_t last, const Fr* lo, const Fr* hi,
+                                           uint32_t lo_bits, const Fr* pw, Fr* pw_out) {
+    if (SHARED && k < NTT_RADIX_LG) {
+        tiny_transform<DIF>(d, tw, lg, inverse, lo, hi, lo_bits, pw, pw_out);
     } else if (inverse) {
-        ntt_block<false, true, true, NTT_RADIX_LG>(d, tw, lg, 0, k, last, lo, hi, lo_bits);
+        if (pw) {
+            ntt_block<DIF, true, SHARED, true, NTT_RADIX_LG>(d, tw, lg, s0, k, last, lo, hi, lo_bits, pw, pw_out);
+        } else {
+            ntt_block<DIF, true, SHARED, false, NTT_RADIX_LG>(d, tw, lg, s0, k, last, lo, hi, lo_bits, pw, pw_out);
+        }
+    } else if (pw) {
+        ntt_block<DIF, false, SHARED, true, NTT_RADIX_LG>(d, tw, lg, s0, k, last, lo, hi, lo_bits, pw, pw_out);
     } else {
-        ntt_block<false, false, true, NTT_RADIX_LG>(d, tw, lg, 0, k, last, lo, hi, lo_bits);
+        ntt_block<DIF, false, SHARED, false, NTT_RADIX_LG>(d, tw, lg, s0, k, last, lo, hi, lo_bits, pw, pw_out);
     }
 }
-extern "C" __global__ void NTT_BOUNDS
-    ntt_shared_dif(Fr* d, const Fr* tw, uint32_t lg, uint32_t k, uint32_t inverse, uint32_t last, const Fr* lo,
-                   const Fr* hi, uint32_t lo_bits) {
-    if (k < NTT_RADIX_LG) {
-        tiny_transform<true>(d, tw, lg, inverse, lo, hi, lo_bits);
-    } else if (inverse) {
-        ntt_block<true, true, true, NTT_RADIX_LG>(d, tw, lg, 0, k, last, lo, hi, lo_bits);
-    } else {
-        ntt_block<true, false, true, NTT_RADIX_LG>(d, tw, lg, 0, k, last, lo, hi, lo_bits);
-    }
+extern "C" __global__ void NTT_BOUNDS ntt_shared_dit(Fr* d, const Fr* tw, uint32_t lg, uint32_t k, uint32_t inverse,
+                                                     uint32_t last, const Fr* lo, const Fr* hi, uint32_t lo_bits,
+                                                     const Fr* pw, Fr* pw_out) {
+    ntt_launch<false, true>(d, tw, lg, 0, k, inverse, last, lo, hi, lo_bits, pw, pw_out);
 }
-extern "C" __global__ void NTT_BOUNDS
-    ntt_strided_dit(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k, uint32_t inverse, uint32_t last) {
-    if (inverse) {
-        ntt_block<false, true, false, NTT_RADIX_LG>(d, tw, lg, s0, k, last, nullptr, nullptr, 0);
-    } else {
-        ntt_block<false, false, false, NTT_RADIX_LG>(d, tw, lg, s0, k, last, nullptr, nullptr, 0);
-    }
+extern "C" __global__ void NTT_BOUNDS ntt_shared_dif(Fr* d, const Fr* tw, uint32_t lg, uint32_t k, uint32_t inverse,
+                                                     uint32_t last, const Fr* lo, const Fr* hi, uint32_t lo_bits,
+                                                     const Fr* pw, Fr* pw_out) {
+    ntt_launch<true, true>(d, tw, lg, 0, k, inverse, last, lo, hi, lo_bits, pw, pw_out);
 }
-extern "C" __global__ void NTT_BOUNDS
-    ntt_strided_dif(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k, uint32_t inverse, uint32_t last) {
-    if (inverse) {
-        ntt_block<true, true, false, NTT_RADIX_LG>(d, tw, lg, s0, k, last, nullptr, nullptr, 0);
-    } else {
-        ntt_block<true, false, false, NTT_RADIX_LG>(d, tw, lg, s0, k, last, nullptr, nullptr, 0);
-    }
+extern "C" __global__ void NTT_BOUNDS ntt_strided_dit(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k,
+                                                      uint32_t inverse, uint32_t last, const Fr* pw, Fr* pw_out) {
+    ntt_launch<false, false>(d, tw, lg, s0, k, inverse, last, nullptr, nullptr, 0, pw, pw_out);
+}
+extern "C" __global__ void NTT_BOUNDS ntt_strided_dif(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k,
+                                                      uint32_t inverse, uint32_t last, const Fr* pw, Fr* pw_out) {
+    ntt_launch<true, false>(d, tw, lg, s0, k, inverse, last, nullptr, nullptr, 0, pw, pw_out);
 }
 
-// H's pointwise steps (ntt.rs, compute_h_in_place).
-// c = a*b on the subgroup: a satisfying witness's C evaluations, formed on the device.
-extern "C" __global__ void h_product(Fr* c, const Fr* a, const Fr* b, uint32_t n) {
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        store_fr(c + i, load_fr(a + i) * load_fr(b + i));
-    }
-}
-// a = a*b on the coset.
-extern "C" __global__ void h_coset_product(Fr* a, const Fr* b, uint32_t n) {
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        store_fr(a + i, load_fr(a + i) * load_fr(b + i));
-    }
-}
+// H's last step (ntt.rs, compute_h_in_place; its pointwise products ride on the first
+// loads of transforms, ntt_block's PW).
 // h[i] = a[r] * s(i) - c[r] * k_c with r = bitreverse(i), written to a third vector: a
 // holds n times the inverse transform of a*b on the coset and c n times the inverse
 // transform of c, both in bit-reversed order (the decimation in frequency's output, read

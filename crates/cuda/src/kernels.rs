@@ -43,8 +43,6 @@ pub(crate) const PRODUCTION: &[KernelModule] = &[
             "ntt_scale_table",
             "ntt_expand",
             "ntt_scale_const",
-            "h_product",
-            "h_coset_product",
             "h_finish",
         ],
     },

@@ -3,7 +3,7 @@
 //! Semantics match bellperson's `EvaluationDomain`: size m = 2^lg, omega the 2^lg-th root
 //! of unity derived from `Fr::ROOT_OF_UNITY`, coset generator `Fr::MULTIPLICATIVE_GENERATOR`.
 
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchArgs, PushKernelArg};
 use ff::{Field, PrimeField};
 use filprove_groth16::{Fr, ProveError};
 
@@ -71,6 +71,73 @@ const LO_BITS: u32 = 12;
 struct Powers {
     lo: CudaSlice<u8>,
     hi: CudaSlice<u8>,
+}
+
+/// A pointwise product taken by a transform's first load (ntt.cu, ntt_block's PW): the
+/// value loaded times `times`, or with `into` the value unchanged and `into` = value *
+/// times. H's products ride on the transforms this way instead of passes of their own.
+#[derive(Default)]
+struct FirstLoad<'a> {
+    times: Option<&'a CudaSlice<u8>>,
+    into: Option<&'a mut CudaSlice<u8>>,
+}
+
+/// Device pointer 0 for an absent vector.
+static NULL: u64 = 0;
+
+impl<'a> FirstLoad<'a> {
+    /// `data *= times` on the first load; both hold at least 2^plan.lg Fr.
+    fn times(plan: &NttPlan, times: &'a CudaSlice<u8>) -> Result<Self, ProveError> {
+        plan.check(times)?;
+        Ok(Self {
+            times: Some(times),
+            into: None,
+        })
+    }
+
+    /// `into = data * times` on the first load, data unchanged; all hold at least
+    /// 2^plan.lg Fr.
+    fn product_into(
+        plan: &NttPlan,
+        times: &'a CudaSlice<u8>,
+        into: &'a mut CudaSlice<u8>,
+    ) -> Result<Self, ProveError> {
+        plan.check(times)?;
+        plan.check(into)?;
+        Ok(Self {
+            times: Some(times),
+            into: Some(into),
+        })
+    }
+
+    /// This one, leaving none in its place (the later launches' loads take none).
+    fn take(&mut self) -> Self {
+        std::mem::take(self)
+    }
+
+    /// The product's work on top of its launch's: one Fr product per element, `times`
+    /// read and `into` written.
+    fn work(&self, lg: u32) -> Work {
+        match (self.times, &self.into) {
+            (None, _) => Work::default(),
+            (Some(_), into) => pointwise_work(lg, 1.0, 1.0 + into.is_some() as u8 as f64),
+        }
+    }
+
+    /// The kernel's last two arguments (pw, pw_out; null when absent).
+    fn push<'l>(self, b: &mut LaunchArgs<'l>)
+    where
+        'a: 'l,
+    {
+        match self.times {
+            Some(t) => b.arg(t),
+            None => b.arg(&NULL),
+        };
+        match self.into {
+            Some(o) => b.arg(o),
+            None => b.arg(&NULL),
+        };
+    }
 }
 
 /// Twiddles and coset scalings for one domain size, kept on the device.
@@ -185,12 +252,19 @@ impl NttPlan {
     /// values it stores (indexed through the reversal), and the forward transform decimates
     /// in time from bit-reversed input.
     pub fn to_coset(&self, gpu: &Gpu, data: &mut CudaSlice<u8>) -> Result<(), ProveError> {
+        self.to_coset_after(gpu, data, FirstLoad::default())
+    }
+
+    /// [`NttPlan::to_coset`] whose first load takes `first`'s pointwise product.
+    fn to_coset_after(
+        &self,
+        gpu: &Gpu,
+        data: &mut CudaSlice<u8>,
+        first: FirstLoad<'_>,
+    ) -> Result<(), ProveError> {
         self.check(data)?;
-        if self.lg == 0 {
-            return self.scale(gpu, data, &self.shift, false);
-        }
-        self.stages(gpu, data, true, true, Some(&self.shift))?;
-        self.stages(gpu, data, false, false, None)
+        self.stages(gpu, data, true, true, Some(&self.shift), first)?;
+        self.stages(gpu, data, false, false, None, FirstLoad::default())
     }
 
     fn check(&self, data: &CudaSlice<u8>) -> Result<(), ProveError> {
@@ -232,19 +306,19 @@ impl NttPlan {
         match kind {
             NttKind::Forward => {
                 self.bitrev(gpu, data, None)?;
-                self.stages(gpu, data, false, false, None)
+                self.stages(gpu, data, false, false, None, FirstLoad::default())
             }
             NttKind::Inverse => {
                 self.bitrev(gpu, data, None)?;
-                self.stages(gpu, data, true, false, None)?;
+                self.stages(gpu, data, true, false, None, FirstLoad::default())?;
                 self.scale_const(gpu, data, n_inv(self.lg))
             }
             NttKind::CosetForward => {
                 self.bitrev(gpu, data, Some((&self.coset, true)))?;
-                self.stages(gpu, data, false, false, None)
+                self.stages(gpu, data, false, false, None, FirstLoad::default())
             }
             NttKind::CosetInverse => {
-                self.stages(gpu, data, true, true, None)?;
+                self.stages(gpu, data, true, true, None, FirstLoad::default())?;
                 self.bitrev(gpu, data, Some((&self.coset_inv, false)))
             }
         }
@@ -303,7 +377,8 @@ impl NttPlan {
     /// order and writes bit-reversed output. The last launch reduces the values below p
     /// (the launches before it leave them below 2p). With `scale` (decimation in frequency
     /// only, whose last launch is the shared-memory kernel) that launch scales the values it
-    /// stores, value number i of the output by c * g^i.
+    /// stores, value number i of the output by c * g^i. The first launch's loads take
+    /// `first`'s pointwise product.
     fn stages(
         &self,
         gpu: &Gpu,
@@ -311,9 +386,11 @@ impl NttPlan {
         inverse: bool,
         dif: bool,
         scale: Option<&Powers>,
+        mut first: FirstLoad<'_>,
     ) -> Result<(), ProveError> {
         let lg = self.lg;
-        if lg == 0 {
+        if lg == 0 && first.times.is_none() && scale.is_none() {
+            // One element, unscaled: nothing to do.
             return Ok(());
         }
         if scale.is_some() && !dif {
@@ -326,9 +403,10 @@ impl NttPlan {
         let s = gpu.stream();
         // Soundness of every launch below (their SAFETY comments refer here): signatures
         // as in ntt.cu; `data` holds n Fr (`self.check` by the callers), the twiddle table
-        // n/2 + 1 Fr, the scaling tables 2^lo_bits and 2^(lg - lo_bits); every index stays
-        // below n; each launch asks for the shared memory its kernel stages (bsize Fr for the
-        // shared-memory stages, STRIDED_SMEM bytes for the strided ones).
+        // n/2 + 1 Fr, the scaling tables 2^lo_bits and 2^(lg - lo_bits), `first`'s vectors
+        // n Fr each (`FirstLoad::new`); every index stays below n; each launch asks for the
+        // shared memory its kernel stages (bsize Fr for the shared-memory stages,
+        // STRIDED_SMEM bytes for the strided ones).
         let passes = strided_passes(lg);
         let k = passes.first().map_or(lg, |p| p.0);
         let (shared_fn, strided_fn) = if dif {
@@ -336,8 +414,9 @@ impl NttPlan {
         } else {
             ("ntt_shared_dit", "ntt_strided_dit")
         };
-        let shared = |data: &mut CudaSlice<u8>, k: u32, last: u32| {
+        let shared = |data: &mut CudaSlice<u8>, k: u32, last: u32, first: FirstLoad<'_>| {
             let (bsize, null, lo_bits) = (1usize << k, 0u64, LO_BITS.min(lg));
+            let extra = first.work(lg);
             let threads = (bsize >> k.min(RADIX_LG)) as u32;
             let mut b = s.launch_builder(gpu.func(shared_fn)?);
             b.arg(&mut *data)
@@ -351,6 +430,7 @@ impl NttPlan {
                 None => b.arg(&null).arg(&null),
             };
             b.arg(&lo_bits);
+            first.push(&mut b);
             // SAFETY: as stated at the top of this function; the n / bsize blocks each stage
             // bsize Fr of data in shared memory; a null table means no scaling.
             unsafe { b.launch(cfg(n / bsize, threads, (bsize * FR_BYTES) as u32)) }
@@ -358,13 +438,13 @@ impl NttPlan {
             let scaled = if scale.is_some() { 2.0 } else { 0.0 };
             gpu.probe(
                 "ntt_shared_stages",
-                pass_work(lg, f64::from(k) / 2.0 + scaled),
+                pass_work(lg, f64::from(k) / 2.0 + scaled) + extra,
             )
         };
         // The remaining stages, 3 to 6 at a time, in shared memory: after the first k stages
         // in time, before them (in reverse) in frequency.
         if !dif {
-            shared(data, k, passes.is_empty() as u32)?;
+            shared(data, k, passes.is_empty() as u32, first.take())?;
         }
         let order: Vec<_> = if dif {
             passes.iter().rev().collect()
@@ -374,24 +454,28 @@ impl NttPlan {
         for (i, &&(s0, kk)) in order.iter().enumerate() {
             let last = (!dif && i + 1 == order.len()) as u32;
             let e = 1usize << BLOCK_LG;
+            let first = first.take();
+            let extra = first.work(lg);
+            let mut b = s.launch_builder(gpu.func(strided_fn)?);
+            b.arg(&mut *data)
+                .arg(&self.twiddles)
+                .arg(&lg)
+                .arg(&s0)
+                .arg(&kk)
+                .arg(&inv)
+                .arg(&last);
+            first.push(&mut b);
             // SAFETY: as stated at the top of this function: the n / 2^BLOCK_LG blocks each
             // take 2^BLOCK_LG indices of data below n, reading the n/2 + 1 twiddles.
-            unsafe {
-                s.launch_builder(gpu.func(strided_fn)?)
-                    .arg(&mut *data)
-                    .arg(&self.twiddles)
-                    .arg(&lg)
-                    .arg(&s0)
-                    .arg(&kk)
-                    .arg(&inv)
-                    .arg(&last)
-                    .launch(cfg(n / e, THREADS, STRIDED_SMEM as u32))
-            }
-            .map_err(|e| gpu.err("ntt_strided_stages", e))?;
-            gpu.probe("ntt_strided_stages", pass_work(lg, f64::from(kk) / 2.0))?;
+            unsafe { b.launch(cfg(n / e, THREADS, STRIDED_SMEM as u32)) }
+                .map_err(|e| gpu.err("ntt_strided_stages", e))?;
+            gpu.probe(
+                "ntt_strided_stages",
+                pass_work(lg, f64::from(kk) / 2.0) + extra,
+            )?;
         }
         if dif {
-            shared(data, k, 1)?;
+            shared(data, k, 1, first.take())?;
         }
         Ok(())
     }
@@ -531,7 +615,9 @@ pub fn compute_h(gpu: &Gpu, a: &[Fr], b: &[Fr]) -> Result<CudaSlice<u8>, ProveEr
 /// transform undoing the coset transform of c,
 /// `h = coset_inverse(coset(a) * coset(b)) / Z - inverse(c) / Z`: a and b go to the coset
 /// (two transforms each), their product comes back (one), c takes one inverse transform
-/// (against three for c's round trip through the coset). For a witness that does not
+/// (against three for c's round trip through the coset). The pointwise products ride on
+/// the first loads of transforms ([`FirstLoad`]: c = a*b on a's first, the coset product
+/// on its inverse's), so `h_finish` is the one pass besides the transforms. For a witness that does not
 /// satisfy its constraints this is not bellperson's h (the proof does not verify either
 /// way).
 pub fn compute_h_in_place(
@@ -544,38 +630,17 @@ pub fn compute_h_in_place(
     for d in [&*da, &*db, &*dc] {
         plan.check(d)?;
     }
+    // c = a*b (the C evaluations) on the first load of a's inverse transform; a and b go
+    // to the coset; their product, taken on the first load of its inverse transform, and
+    // c come back: n * inverse(a*b) and n * inverse(c), unscaled and left in bit-reversed
+    // order for h_finish to read through the reversal.
+    plan.to_coset_after(gpu, da, FirstLoad::product_into(plan, db, dc)?)?;
+    plan.to_coset(gpu, db)?;
+    plan.stages(gpu, da, true, true, None, FirstLoad::times(plan, db)?)?;
+    plan.stages(gpu, dc, true, true, None, FirstLoad::default())?;
     let n32 = n as u32;
     let grid = cfg(blocks(n, 256).min(132 * 32), 256, 0);
     let s = gpu.stream();
-    // SAFETY: h_product(Fr* c, const Fr* a, const Fr* b, u32 n) in ntt.cu, arguments in
-    // that order; each vector holds at least n Fr (checked above) and the kernel indexes
-    // below n; the slices stay borrowed while the launch is queued on gpu's stream.
-    unsafe {
-        s.launch_builder(gpu.func("h_product")?)
-            .arg(&mut *dc)
-            .arg(&*da)
-            .arg(&*db)
-            .arg(&n32)
-            .launch(grid)
-    }
-    .map_err(|e| gpu.err("h_product", e))?;
-    gpu.probe("h_product", pointwise_work(lg, 1.0, 3.0))?;
-    plan.to_coset(gpu, da)?;
-    plan.to_coset(gpu, db)?;
-    // SAFETY: h_coset_product(Fr* a, const Fr* b, u32 n) in ntt.cu; as for h_product.
-    unsafe {
-        s.launch_builder(gpu.func("h_coset_product")?)
-            .arg(&mut *da)
-            .arg(&*db)
-            .arg(&n32)
-            .launch(grid)
-    }
-    .map_err(|e| gpu.err("h_coset_product", e))?;
-    gpu.probe("h_coset_product", pointwise_work(lg, 1.0, 3.0))?;
-    // n * inverse(a*b) and n * inverse(c), unscaled and left in bit-reversed order for
-    // h_finish to read through the reversal.
-    plan.stages(gpu, da, true, true, None)?;
-    plan.stages(gpu, dc, true, true, None)?;
     let k_c = DevFr::from(plan.h_c);
     let lo_bits = LO_BITS.min(lg);
     let p = &plan.h_scale;
