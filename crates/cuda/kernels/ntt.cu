@@ -277,6 +277,12 @@ __device__ __forceinline__ void pointwise(Fr& x, const Fr* pw, Fr* pw_out, uint3
     }
 }
 
+// H's last store (ntt_block's FIN): x (below 2p) is value number brev(p) of c's inverse
+// transform, a[p] the same value of the inverse coset transform of a*b, already scaled.
+__device__ __forceinline__ void finish(const Fr& x, const Fr* a, Fr* out, const Fr& k, uint32_t p, uint32_t lg) {
+    store_fr(out + brev(p, lg), load_fr(a + p) - Fr::reduce_once(Fr::mul_below_2p(k, x)));
+}
+
 // Stages s0 .. s0+k-1 of a transform, decimation in time (in this order) or in frequency
 // (in reverse), on one block of E = blockDim.x 2^ME elements. The block takes C = E / 2^k
 // columns of 2^k rows: element (r, c) is d[base + c + (r << s0)], the 2^k indices that
@@ -296,10 +302,14 @@ __device__ __forceinline__ void pointwise(Fr& x, const Fr* pw, Fr* pw_out, uint3
 // With PW (a transform's first launch, `pw` not null) the first load also takes a
 // pointwise product with pw: the value loaded becomes d[p] pw[p], or with pw_out not
 // null stays d[p] while pw_out[p] = d[p] pw[p] is written (H's pointwise products,
-// compute_h_in_place in ntt.rs, without passes of their own).
-template <bool DIF, bool INV, bool SHARED, bool PW, int ME>
+// compute_h_in_place in ntt.rs, without passes of their own). With FIN (H's last launch,
+// decimation in frequency: `fin_out` not null) the last store writes value number v =
+// brev(p), not to d[p] but fin_out[v] = fin_a[p] - k x (H's last step: fin_a holds the
+// other inverse transform's values, already scaled, in the same bit-reversed order).
+template <bool DIF, bool INV, bool SHARED, bool PW, bool FIN, int ME>
 __device__ __forceinline__ void ntt_block(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k, uint32_t last,
-                                          const Fr* lo, const Fr* hi, uint32_t lo_bits, const Fr* pw, Fr* pw_out) {
+                                          const Fr* lo, const Fr* hi, uint32_t lo_bits, const Fr* pw, Fr* pw_out,
+                                          const Fr* fin_a, Fr* fin_out, const Fr& fin_k) {
     constexpr uint32_t R = 1u << ME;
     const uint32_t lg_e = 31 - __clz(blockDim.x) + ME;
     const uint32_t E = 1u << lg_e, cl = lg_e - k;  // C = 2^cl columns (cl <= s0)
@@ -336,6 +346,10 @@ __device__ __forceinline__ void ntt_block(Fr* d, const Fr* tw, uint32_t lg, uint
 #pragma unroll
             for (uint32_t i = 0; i < R; i++) {
                 const uint32_t p = base + ((rows | (i << b)) << s0);
+                if (FIN) {
+                    finish(x[i], fin_a, fin_out, fin_k, p, lg);
+                    continue;
+                }
                 if (last) x[i] = canonical(x[i], lo, hi, lo_bits, DIF ? brev(p, lg) : p);
                 store_fr(d + p, x[i]);
             }
@@ -352,10 +366,11 @@ __device__ __forceinline__ void ntt_block(Fr* d, const Fr* tw, uint32_t lg, uint
 
 // Transforms of 1 or 2 elements (lg < NTT_RADIX_LG, one block of one thread): the first
 // load's pointwise product, the stages one after the other in global memory, then the
-// last store of ntt_block.
+// last store of ntt_block (or H's last step).
 template <bool DIF>
 __device__ __forceinline__ void tiny_transform(Fr* d, const Fr* tw, uint32_t lg, uint32_t inverse, const Fr* lo,
-                                               const Fr* hi, uint32_t lo_bits, const Fr* pw, Fr* pw_out) {
+                                               const Fr* hi, uint32_t lo_bits, const Fr* pw, Fr* pw_out,
+                                               const Fr* fin_a, Fr* fin_out, const Fr& fin_k) {
     const uint32_t n = 1u << lg, half = n >> 1;
     if (pw) {
         for (uint32_t p = 0; p < n; p++) {
@@ -374,68 +389,78 @@ __device__ __forceinline__ void tiny_transform(Fr* d, const Fr* tw, uint32_t lg,
             d[i0 + h] = y;
         }
     }
-    for (uint32_t p = 0; p < n; p++) d[p] = canonical(d[p], lo, hi, lo_bits, DIF ? brev(p, lg) : p);
+    for (uint32_t p = 0; p < n; p++) {
+        if (fin_out) {
+            finish(d[p], fin_a, fin_out, fin_k, p, lg);
+        } else {
+            d[p] = canonical(d[p], lo, hi, lo_bits, DIF ? brev(p, lg) : p);
+        }
+    }
 }
 
 // Entry points, one per direction, so that each butterfly loop is compiled (registers,
 // scheduling) for its own direction alone; the inverse selects a whole copy of the code,
-// and so does a first launch's pointwise product (pw not null; ntt_block's PW).
-// `last` is set on a transform's last launch (ntt_block). Shared: stages 0 .. k-1 (k <=
-// NTT_BLOCK_LG; k = lg or k >= NTT_RADIX_LG), grid 2^(lg-k), blockDim 2^(k - min(k,
-// NTT_RADIX_LG)), 32 2^k bytes of shared memory; lo may be null (no scaling). Strided:
-// stages s0 .. s0+k-1 (NTT_RADIX_LG <= k <= NTT_BLOCK_LG - 4, s0 + k >= NTT_BLOCK_LG, so
-// 2^NTT_BLOCK_LG / 2^k columns fit below s0), blockDim NTT_THREADS, grid n /
-// 2^NTT_BLOCK_LG, 32 2^NTT_BLOCK_LG bytes of shared memory.
-template <bool DIF, bool SHARED>
-__device__ __forceinline__ void ntt_launch(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k,
-                                           uint32_t inverse, uint32_t last, const Fr* lo, const Fr* hi,
-                                           uint32_t lo_bits, const Fr* pw, Fr* pw_out) {
-    if (SHARED && k < NTT_RADIX_LG) {
-        tiny_transform<DIF>(d, tw, lg, inverse, lo, hi, lo_bits, pw, pw_out);
-    } else if (inverse) {
-        if (pw) {
-            ntt_block<DIF, true, SHARED, true, NTT_RADIX_LG>(d, tw, lg, s0, k, last, lo, hi, lo_bits, pw, pw_out);
-        } else {
-            ntt_block<DIF, true, SHARED, false, NTT_RADIX_LG>(d, tw, lg, s0, k, last, lo, hi, lo_bits, pw, pw_out);
-        }
-    } else if (pw) {
-        ntt_block<DIF, false, SHARED, true, NTT_RADIX_LG>(d, tw, lg, s0, k, last, lo, hi, lo_bits, pw, pw_out);
+// and so do a first launch's pointwise product (pw not null; ntt_block's PW) and H's last
+// launch (fin_out not null, decimation in frequency; FIN). `last` is set on a
+// transform's last launch (ntt_block). Shared: stages 0 .. k-1 (k <= NTT_BLOCK_LG; k = lg
+// or k >= NTT_RADIX_LG), grid 2^(lg-k), blockDim 2^(k - min(k, NTT_RADIX_LG)), 32 2^k
+// bytes of shared memory; lo may be null (no scaling). Strided: stages s0 .. s0+k-1
+// (NTT_RADIX_LG <= k <= NTT_BLOCK_LG - 4, s0 + k >= NTT_BLOCK_LG, so 2^NTT_BLOCK_LG / 2^k
+// columns fit below s0), blockDim NTT_THREADS, grid n / 2^NTT_BLOCK_LG, 32 2^NTT_BLOCK_LG
+// bytes of shared memory. A strided launch is never a transform's last in frequency.
+template <bool DIF, bool SHARED, bool INV>
+__device__ __forceinline__ void ntt_launch(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k, uint32_t last,
+                                           const Fr* lo, const Fr* hi, uint32_t lo_bits, const Fr* pw, Fr* pw_out,
+                                           const Fr* fin_a, Fr* fin_out, const Fr& fin_k) {
+    constexpr int ME = NTT_RADIX_LG;
+    if (pw) {
+        ntt_block<DIF, INV, SHARED, true, false, ME>(d, tw, lg, s0, k, last, lo, hi, lo_bits, pw, pw_out, fin_a, fin_out,
+                                                     fin_k);
+    } else if (DIF && SHARED && fin_out) {
+        ntt_block<DIF, INV, SHARED, false, DIF && SHARED, ME>(d, tw, lg, s0, k, last, lo, hi, lo_bits, pw, pw_out, fin_a,
+                                                              fin_out, fin_k);
     } else {
-        ntt_block<DIF, false, SHARED, false, NTT_RADIX_LG>(d, tw, lg, s0, k, last, lo, hi, lo_bits, pw, pw_out);
+        ntt_block<DIF, INV, SHARED, false, false, ME>(d, tw, lg, s0, k, last, lo, hi, lo_bits, pw, pw_out, fin_a,
+                                                      fin_out, fin_k);
+    }
+}
+template <bool DIF>
+__device__ __forceinline__ void ntt_shared(Fr* d, const Fr* tw, uint32_t lg, uint32_t k, uint32_t inverse,
+                                           uint32_t last, const Fr* lo, const Fr* hi, uint32_t lo_bits, const Fr* pw,
+                                           Fr* pw_out, const Fr* fin_a, Fr* fin_out, const Fr& fin_k) {
+    if (k < NTT_RADIX_LG) {
+        tiny_transform<DIF>(d, tw, lg, inverse, lo, hi, lo_bits, pw, pw_out, fin_a, fin_out, fin_k);
+    } else if (inverse) {
+        ntt_launch<DIF, true, true>(d, tw, lg, 0, k, last, lo, hi, lo_bits, pw, pw_out, fin_a, fin_out, fin_k);
+    } else {
+        ntt_launch<DIF, true, false>(d, tw, lg, 0, k, last, lo, hi, lo_bits, pw, pw_out, fin_a, fin_out, fin_k);
+    }
+}
+template <bool DIF>
+__device__ __forceinline__ void ntt_strided(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k,
+                                            uint32_t inverse, uint32_t last, const Fr* pw, Fr* pw_out) {
+    const Fr zero = Fr::zero();
+    if (inverse) {
+        ntt_launch<DIF, false, true>(d, tw, lg, s0, k, last, nullptr, nullptr, 0, pw, pw_out, nullptr, nullptr, zero);
+    } else {
+        ntt_launch<DIF, false, false>(d, tw, lg, s0, k, last, nullptr, nullptr, 0, pw, pw_out, nullptr, nullptr, zero);
     }
 }
 extern "C" __global__ void NTT_BOUNDS ntt_shared_dit(Fr* d, const Fr* tw, uint32_t lg, uint32_t k, uint32_t inverse,
                                                      uint32_t last, const Fr* lo, const Fr* hi, uint32_t lo_bits,
-                                                     const Fr* pw, Fr* pw_out) {
-    ntt_launch<false, true>(d, tw, lg, 0, k, inverse, last, lo, hi, lo_bits, pw, pw_out);
+                                                     const Fr* pw, Fr* pw_out, const Fr* fin_a, Fr* fin_out, Fr fin_k) {
+    ntt_shared<false>(d, tw, lg, k, inverse, last, lo, hi, lo_bits, pw, pw_out, fin_a, fin_out, fin_k);
 }
 extern "C" __global__ void NTT_BOUNDS ntt_shared_dif(Fr* d, const Fr* tw, uint32_t lg, uint32_t k, uint32_t inverse,
                                                      uint32_t last, const Fr* lo, const Fr* hi, uint32_t lo_bits,
-                                                     const Fr* pw, Fr* pw_out) {
-    ntt_launch<true, true>(d, tw, lg, 0, k, inverse, last, lo, hi, lo_bits, pw, pw_out);
+                                                     const Fr* pw, Fr* pw_out, const Fr* fin_a, Fr* fin_out, Fr fin_k) {
+    ntt_shared<true>(d, tw, lg, k, inverse, last, lo, hi, lo_bits, pw, pw_out, fin_a, fin_out, fin_k);
 }
 extern "C" __global__ void NTT_BOUNDS ntt_strided_dit(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k,
                                                       uint32_t inverse, uint32_t last, const Fr* pw, Fr* pw_out) {
-    ntt_launch<false, false>(d, tw, lg, s0, k, inverse, last, nullptr, nullptr, 0, pw, pw_out);
+    ntt_strided<false>(d, tw, lg, s0, k, inverse, last, pw, pw_out);
 }
 extern "C" __global__ void NTT_BOUNDS ntt_strided_dif(Fr* d, const Fr* tw, uint32_t lg, uint32_t s0, uint32_t k,
                                                       uint32_t inverse, uint32_t last, const Fr* pw, Fr* pw_out) {
-    ntt_launch<true, false>(d, tw, lg, s0, k, inverse, last, nullptr, nullptr, 0, pw, pw_out);
-}
-
-// H's last step (ntt.rs, compute_h_in_place; its pointwise products ride on the first
-// loads of transforms, ntt_block's PW).
-// h[i] = a[r] * s(i) - c[r] * k_c with r = bitreverse(i), written to a third vector: a
-// holds n times the inverse transform of a*b on the coset and c n times the inverse
-// transform of c, both in bit-reversed order (the decimation in frequency's output, read
-// through the reversal: each Fr is one 32-byte sector, so a gather moves no more bytes
-// than a linear read); s(i) = g^-i / (n Z) from the tables of scale_at and k_c = 1 / (n Z).
-// This is the bit reversal and scaling of the inverse coset transform, and h's last step,
-// in one pass.
-extern "C" __global__ void h_finish(Fr* h, const Fr* a, const Fr* c, uint32_t n, uint32_t lg, const Fr* lo,
-                                    const Fr* hi, uint32_t lo_bits, Fr k_c) {
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        const uint32_t r = brev(i, lg);
-        store_fr(h + i, load_fr(a + r) * scale_at(lo, hi, lo_bits, i) - load_fr(c + r) * k_c);
-    }
+    ntt_strided<true>(d, tw, lg, s0, k, inverse, last, pw, pw_out);
 }

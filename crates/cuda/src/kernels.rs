@@ -43,7 +43,6 @@ pub(crate) const PRODUCTION: &[KernelModule] = &[
             "ntt_scale_table",
             "ntt_expand",
             "ntt_scale_const",
-            "h_finish",
         ],
     },
     KernelModule {

@@ -140,6 +140,14 @@ impl<'a> FirstLoad<'a> {
     }
 }
 
+/// H's last step on the last store of c's inverse transform (ntt.cu, ntt_block's FIN):
+/// value number v of the transform, x, is not stored; `out[v] = a[brev(v)] - k x` is.
+struct Finish<'a> {
+    a: &'a CudaSlice<u8>,
+    out: &'a mut CudaSlice<u8>,
+    k: DevFr,
+}
+
 /// Twiddles and coset scalings for one domain size, kept on the device.
 pub struct NttPlan {
     lg: u32,
@@ -263,8 +271,8 @@ impl NttPlan {
         first: FirstLoad<'_>,
     ) -> Result<(), ProveError> {
         self.check(data)?;
-        self.stages(gpu, data, true, true, Some(&self.shift), first)?;
-        self.stages(gpu, data, false, false, None, FirstLoad::default())
+        self.stages(gpu, data, true, true, Some(&self.shift), first, None)?;
+        self.stages(gpu, data, false, false, None, FirstLoad::default(), None)
     }
 
     fn check(&self, data: &CudaSlice<u8>) -> Result<(), ProveError> {
@@ -306,19 +314,19 @@ impl NttPlan {
         match kind {
             NttKind::Forward => {
                 self.bitrev(gpu, data, None)?;
-                self.stages(gpu, data, false, false, None, FirstLoad::default())
+                self.stages(gpu, data, false, false, None, FirstLoad::default(), None)
             }
             NttKind::Inverse => {
                 self.bitrev(gpu, data, None)?;
-                self.stages(gpu, data, true, false, None, FirstLoad::default())?;
+                self.stages(gpu, data, true, false, None, FirstLoad::default(), None)?;
                 self.scale_const(gpu, data, n_inv(self.lg))
             }
             NttKind::CosetForward => {
                 self.bitrev(gpu, data, Some((&self.coset, true)))?;
-                self.stages(gpu, data, false, false, None, FirstLoad::default())
+                self.stages(gpu, data, false, false, None, FirstLoad::default(), None)
             }
             NttKind::CosetInverse => {
-                self.stages(gpu, data, true, true, None, FirstLoad::default())?;
+                self.stages(gpu, data, true, true, None, FirstLoad::default(), None)?;
                 self.bitrev(gpu, data, Some((&self.coset_inv, false)))
             }
         }
@@ -378,7 +386,9 @@ impl NttPlan {
     /// (the launches before it leave them below 2p). With `scale` (decimation in frequency
     /// only, whose last launch is the shared-memory kernel) that launch scales the values it
     /// stores, value number i of the output by c * g^i. The first launch's loads take
-    /// `first`'s pointwise product.
+    /// `first`'s pointwise product; with `finish` (decimation in frequency, unscaled) the
+    /// last launch stores H's last step instead of the values.
+    #[allow(clippy::too_many_arguments)]
     fn stages(
         &self,
         gpu: &Gpu,
@@ -387,16 +397,24 @@ impl NttPlan {
         dif: bool,
         scale: Option<&Powers>,
         mut first: FirstLoad<'_>,
+        finish: Option<Finish<'_>>,
     ) -> Result<(), ProveError> {
         let lg = self.lg;
-        if lg == 0 && first.times.is_none() && scale.is_none() {
+        if lg == 0 && first.times.is_none() && scale.is_none() && finish.is_none() {
             // One element, unscaled: nothing to do.
             return Ok(());
         }
-        if scale.is_some() && !dif {
+        if (scale.is_some() || finish.is_some()) && !dif {
             return Err(ProveError::Invalid(
-                "a scaled transform decimates in frequency".into(),
+                "a scaled or finishing transform decimates in frequency".into(),
             ));
+        }
+        if let Some(f) = &finish {
+            if scale.is_some() {
+                return Err(ProveError::Invalid("H's last step is unscaled".into()));
+            }
+            self.check(f.a)?;
+            self.check(f.out)?;
         }
         let n = 1usize << lg;
         let inv = inverse as u32;
@@ -414,10 +432,24 @@ impl NttPlan {
         } else {
             ("ntt_shared_dit", "ntt_strided_dit")
         };
-        let shared = |data: &mut CudaSlice<u8>, k: u32, last: u32, first: FirstLoad<'_>| {
+        let shared = |data: &mut CudaSlice<u8>,
+                      k: u32,
+                      last: u32,
+                      first: FirstLoad<'_>,
+                      finish: Option<Finish<'_>>| {
             let (bsize, null, lo_bits) = (1usize << k, 0u64, LO_BITS.min(lg));
-            let extra = first.work(lg);
+            // H's last step: a product per element, a read and the store.
+            let extra = first.work(lg)
+                + if finish.is_some() {
+                    pointwise_work(lg, 1.0, 1.0)
+                } else {
+                    Work::default()
+                };
             let threads = (bsize >> k.min(RADIX_LG)) as u32;
+            let (fin_a, fin_out, fin_k) = match finish {
+                Some(f) => (Some(f.a), Some(f.out), f.k),
+                None => (None, None, DevFr::from(Fr::ZERO)),
+            };
             let mut b = s.launch_builder(gpu.func(shared_fn)?);
             b.arg(&mut *data)
                 .arg(&self.twiddles)
@@ -431,6 +463,15 @@ impl NttPlan {
             };
             b.arg(&lo_bits);
             first.push(&mut b);
+            match fin_a {
+                Some(a) => b.arg(a),
+                None => b.arg(&NULL),
+            };
+            match fin_out {
+                Some(o) => b.arg(o),
+                None => b.arg(&NULL),
+            };
+            b.arg(&fin_k);
             // SAFETY: as stated at the top of this function; the n / bsize blocks each stage
             // bsize Fr of data in shared memory; a null table means no scaling.
             unsafe { b.launch(cfg(n / bsize, threads, (bsize * FR_BYTES) as u32)) }
@@ -444,7 +485,7 @@ impl NttPlan {
         // The remaining stages, 3 to 6 at a time, in shared memory: after the first k stages
         // in time, before them (in reverse) in frequency.
         if !dif {
-            shared(data, k, passes.is_empty() as u32, first.take())?;
+            shared(data, k, passes.is_empty() as u32, first.take(), None)?;
         }
         let order: Vec<_> = if dif {
             passes.iter().rev().collect()
@@ -475,7 +516,7 @@ impl NttPlan {
             )?;
         }
         if dif {
-            shared(data, k, 1, first.take())?;
+            shared(data, k, 1, first.take(), finish)?;
         }
         Ok(())
     }
@@ -615,55 +656,43 @@ pub fn compute_h(gpu: &Gpu, a: &[Fr], b: &[Fr]) -> Result<CudaSlice<u8>, ProveEr
 /// transform undoing the coset transform of c,
 /// `h = coset_inverse(coset(a) * coset(b)) / Z - inverse(c) / Z`: a and b go to the coset
 /// (two transforms each), their product comes back (one), c takes one inverse transform
-/// (against three for c's round trip through the coset). The pointwise products ride on
-/// the first loads of transforms ([`FirstLoad`]: c = a*b on a's first, the coset product
-/// on its inverse's), so `h_finish` is the one pass besides the transforms. For a witness that does not
-/// satisfy its constraints this is not bellperson's h (the proof does not verify either
-/// way).
+/// (against three for c's round trip through the coset). No pass runs besides the six
+/// transforms: the pointwise products ride on their first loads ([`FirstLoad`]: c = a*b on
+/// a's first, the coset product on its inverse's), the scaling by g^-i / (n Z) on that
+/// inverse's last store, and h's subtraction and bit reversal on the last store of c's
+/// inverse ([`Finish`]). For a witness that does not satisfy its constraints this is not
+/// bellperson's h (the proof does not verify either way).
 pub fn compute_h_in_place(
     gpu: &Gpu,
     plan: &NttPlan,
     [da, db, dc]: [&mut CudaSlice<u8>; 3],
 ) -> Result<(), ProveError> {
-    let lg = plan.lg();
-    let n = 1usize << lg;
     for d in [&*da, &*db, &*dc] {
         plan.check(d)?;
     }
     // c = a*b (the C evaluations) on the first load of a's inverse transform; a and b go
-    // to the coset; their product, taken on the first load of its inverse transform, and
-    // c come back: n * inverse(a*b) and n * inverse(c), unscaled and left in bit-reversed
-    // order for h_finish to read through the reversal.
+    // to the coset; their product (on the first load of its inverse transform) comes back
+    // scaled by g^-i / (n Z), and c comes back: h = that - c / (n Z), written by the last
+    // launch of c's inverse transform (both transforms leave bit-reversed order; the last
+    // store writes h in natural order into b's buffer).
     plan.to_coset_after(gpu, da, FirstLoad::product_into(plan, db, dc)?)?;
     plan.to_coset(gpu, db)?;
-    plan.stages(gpu, da, true, true, None, FirstLoad::times(plan, db)?)?;
-    plan.stages(gpu, dc, true, true, None, FirstLoad::default())?;
-    let n32 = n as u32;
-    let grid = cfg(blocks(n, 256).min(132 * 32), 256, 0);
-    let s = gpu.stream();
-    let k_c = DevFr::from(plan.h_c);
-    let lo_bits = LO_BITS.min(lg);
-    let p = &plan.h_scale;
-    // SAFETY: h_finish(Fr* h, const Fr* a, const Fr* c, u32 n, u32 lg, const Fr* lo, const
-    // Fr* hi, u32 lo_bits, Fr k_c) in ntt.cu, in that order (DevFr is the kernel's 32-byte
-    // Fr, passed by value); a, b and c are distinct and hold n = 2^lg Fr (checked above),
-    // the kernel writes b below n and reads a and c at bit-reversed indices below n, and
-    // the plan's tables hold 2^lo_bits and 2^(lg - lo_bits) Fr, the ranges scale_at reads.
-    unsafe {
-        s.launch_builder(gpu.func("h_finish")?)
-            .arg(&mut *db)
-            .arg(&*da)
-            .arg(&*dc)
-            .arg(&n32)
-            .arg(&lg)
-            .arg(&p.lo)
-            .arg(&p.hi)
-            .arg(&lo_bits)
-            .arg(&k_c)
-            .launch(grid)
-    }
-    .map_err(|e| gpu.err("h_finish", e))?;
-    gpu.probe("h_finish", pointwise_work(lg, 3.0, 3.0))?;
+    let first = FirstLoad::times(plan, db)?;
+    plan.stages(gpu, da, true, true, Some(&plan.h_scale), first, None)?;
+    let finish = Finish {
+        a: da,
+        out: db,
+        k: DevFr::from(plan.h_c),
+    };
+    plan.stages(
+        gpu,
+        dc,
+        true,
+        true,
+        None,
+        FirstLoad::default(),
+        Some(finish),
+    )?;
     // h is in b's buffer: the callers find it in a.
     std::mem::swap(da, db);
     Ok(())
