@@ -148,6 +148,30 @@ struct Finish<'a> {
     k: DevFr,
 }
 
+/// Device Fr zero: an absent [`Finish`]'s k.
+static ZERO: DevFr = DevFr([0; 4]);
+
+impl<'a> Finish<'a> {
+    /// The last step's work on top of its launch's: a read of a and one product per element.
+    fn work(this: &Option<Self>, lg: u32) -> Work {
+        match this {
+            Some(_) => pointwise_work(lg, 1.0, 1.0),
+            None => Work::default(),
+        }
+    }
+
+    /// The kernel's last three arguments (a, out, k; null and zero when absent).
+    fn push<'l>(this: &'l mut Option<Self>, b: &mut LaunchArgs<'l>)
+    where
+        'a: 'l,
+    {
+        match this {
+            Some(f) => b.arg(f.a).arg(&mut *f.out).arg(&f.k),
+            None => b.arg(&NULL).arg(&NULL).arg(&ZERO),
+        };
+    }
+}
+
 /// Twiddles and coset scalings for one domain size, kept on the device.
 pub struct NttPlan {
     lg: u32,
@@ -421,10 +445,11 @@ impl NttPlan {
         let s = gpu.stream();
         // Soundness of every launch below (their SAFETY comments refer here): signatures
         // as in ntt.cu; `data` holds n Fr (`self.check` by the callers), the twiddle table
-        // n/2 + 1 Fr, the scaling tables 2^lo_bits and 2^(lg - lo_bits), `first`'s vectors
-        // n Fr each (`FirstLoad::new`); every index stays below n; each launch asks for the
-        // shared memory its kernel stages (bsize Fr for the shared-memory stages,
-        // STRIDED_SMEM bytes for the strided ones).
+        // n/2 + 1 Fr, the scaling tables 2^lo_bits and 2^(lg - lo_bits), `first`'s and
+        // `finish`'s vectors n Fr each (checked by `FirstLoad`'s constructors and above);
+        // every index stays below n; each launch asks for the shared memory its kernel
+        // stages (bsize Fr for the shared-memory stages, STRIDED_SMEM bytes for the
+        // strided ones).
         let passes = strided_passes(lg);
         let k = passes.first().map_or(lg, |p| p.0);
         let (shared_fn, strided_fn) = if dif {
@@ -436,20 +461,10 @@ impl NttPlan {
                       k: u32,
                       last: u32,
                       first: FirstLoad<'_>,
-                      finish: Option<Finish<'_>>| {
+                      mut finish: Option<Finish<'_>>| {
             let (bsize, null, lo_bits) = (1usize << k, 0u64, LO_BITS.min(lg));
-            // H's last step: a product per element, a read and the store.
-            let extra = first.work(lg)
-                + if finish.is_some() {
-                    pointwise_work(lg, 1.0, 1.0)
-                } else {
-                    Work::default()
-                };
+            let extra = first.work(lg) + Finish::work(&finish, lg);
             let threads = (bsize >> k.min(RADIX_LG)) as u32;
-            let (fin_a, fin_out, fin_k) = match finish {
-                Some(f) => (Some(f.a), Some(f.out), f.k),
-                None => (None, None, DevFr::from(Fr::ZERO)),
-            };
             let mut b = s.launch_builder(gpu.func(shared_fn)?);
             b.arg(&mut *data)
                 .arg(&self.twiddles)
@@ -463,15 +478,7 @@ impl NttPlan {
             };
             b.arg(&lo_bits);
             first.push(&mut b);
-            match fin_a {
-                Some(a) => b.arg(a),
-                None => b.arg(&NULL),
-            };
-            match fin_out {
-                Some(o) => b.arg(o),
-                None => b.arg(&NULL),
-            };
-            b.arg(&fin_k);
+            Finish::push(&mut finish, &mut b);
             // SAFETY: as stated at the top of this function; the n / bsize blocks each stage
             // bsize Fr of data in shared memory; a null table means no scaling.
             unsafe { b.launch(cfg(n / bsize, threads, (bsize * FR_BYTES) as u32)) }
