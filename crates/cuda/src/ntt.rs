@@ -664,10 +664,10 @@ pub fn compute_h(gpu: &Gpu, a: &[Fr], b: &[Fr]) -> Result<CudaSlice<u8>, ProveEr
 /// `h = coset_inverse(coset(a) * coset(b)) / Z - inverse(c) / Z`: a and b go to the coset
 /// (two transforms each), their product comes back (one), c takes one inverse transform
 /// (against three for c's round trip through the coset). No pass runs besides the six
-/// transforms: the pointwise products ride on their first loads ([`FirstLoad`]: c = a*b on
+/// transforms: the pointwise products ride on their first loads (`FirstLoad`: c = a*b on
 /// a's first, the coset product on its inverse's), the scaling by g^-i / (n Z) on that
 /// inverse's last store, and h's subtraction and bit reversal on the last store of c's
-/// inverse ([`Finish`]). For a witness that does not satisfy its constraints this is not
+/// inverse (`Finish`). For a witness that does not satisfy its constraints this is not
 /// bellperson's h (the proof does not verify either way).
 pub fn compute_h_in_place(
     gpu: &Gpu,
