@@ -19,11 +19,12 @@ use filprove_groth16::{
 };
 
 use crate::gpu::Gpu;
+use crate::ledger::{Claim, Ledger, Reservation};
 use crate::options::{CudaOptions, RegisterAt};
 use crate::pinned::Bounce;
 use crate::plan::{self, PlanInput, Shape, VramPlan};
 use crate::region::{self, MsmSettings, PhaseClock, Region};
-use crate::resident::{srs_key, DeviceSrs, Lens, ResidentSet};
+use crate::resident::{srs_key, DeviceSrs, Lens};
 use crate::stage::{self, HostPath, StagedPartition};
 
 /// Device memory left to the driver, the allocator's pools and fragmentation.
@@ -33,48 +34,20 @@ const MARGIN_BYTES: u64 = 2 << 30;
 pub struct CudaBackend {
     gpu: Gpu,
     opts: CudaOptions,
-    budget: u64,
+    memory: Ledger,
     // One kernel region at a time per device.
     region: Mutex<()>,
-    state: Arc<Mutex<State>>,
     stage_bounce: Mutex<Option<Bounce>>,
     region_bounce: Mutex<Option<Bounce>>,
     // Partitions whose proof completed, freed by `release_finished` outside the region.
     finished: Mutex<Vec<(Box<StagedPartition>, Reservation)>>,
 }
 
-/// Device memory accounting: resident parameters plus reservations.
-#[derive(Default)]
-struct State {
-    resident: ResidentSet,
-    /// Every reservation, the running region's working memory included.
-    reserved: u64,
-    /// Of `reserved`, the working memory of the region that runs (one at a time).
-    working: u64,
-}
-
-/// Bytes reserved against the budget until dropped.
-struct Reservation {
-    state: Arc<Mutex<State>>,
-    bytes: u64,
-    /// A region's working memory (counted in `State::working` too).
-    working: bool,
-}
-
-impl Drop for Reservation {
-    fn drop(&mut self) {
-        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        st.reserved = st.reserved.saturating_sub(self.bytes);
-        if self.working {
-            st.working = st.working.saturating_sub(self.bytes);
-        }
-    }
-}
-
 /// What [`CudaBackend::stage`] hands to [`CudaBackend::prove_staged`].
 enum StagedState {
     Ready(Box<StagedPartition>, Reservation),
-    Deferred,
+    /// Uploaded inside the region; the claim keeps room for it when staging found none.
+    Deferred(Option<Claim>),
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -107,9 +80,8 @@ impl CudaBackend {
         Ok(Self {
             gpu,
             opts,
-            budget,
+            memory: Ledger::new(budget),
             region: Mutex::new(()),
-            state: Arc::new(Mutex::new(State::default())),
             stage_bounce: Mutex::new(None),
             region_bounce: Mutex::new(None),
             finished: Mutex::new(Vec::new()),
@@ -128,7 +100,7 @@ impl CudaBackend {
 
     /// Device bytes this backend plans with.
     pub fn budget(&self) -> u64 {
-        self.budget
+        self.memory.budget()
     }
 
     /// The memory plan of a partition of `shape` on this device.
@@ -136,7 +108,7 @@ impl CudaBackend {
         plan::plan(
             shape,
             PlanInput {
-                budget: self.budget,
+                budget: self.budget(),
                 staging_slots: if self.opts.prestage {
                     self.opts.staging_slots
                 } else {
@@ -150,7 +122,7 @@ impl CudaBackend {
         .map_err(|why| ProveError::DeviceOutOfMemory {
             device: format!("{} ({why})", self.gpu.name()),
             needed: shape.staged_bytes(),
-            free: self.budget,
+            free: self.budget(),
         })
     }
 
@@ -165,25 +137,21 @@ impl CudaBackend {
         if self.plan(shape)?.folded_h {
             dev.fold_h(&self.gpu)?;
         }
-        let mut st = lock(&self.state);
-        if st.resident.bytes() + st.reserved + dev.bytes() > self.budget {
-            return Err(ProveError::DeviceOutOfMemory {
+        let needed = dev.bytes();
+        self.memory
+            .insert_resident(dev)
+            .map_err(|free| ProveError::DeviceOutOfMemory {
                 device: self.gpu.name().to_string(),
-                needed: dev.bytes(),
-                free: self
-                    .budget
-                    .saturating_sub(st.resident.bytes() + st.reserved),
-            });
-        }
-        st.resident.insert(Arc::new(dev));
-        Ok(())
+                needed,
+                free,
+            })
     }
 
     /// The parameter set's key, lengths and device copy (when resident). A set without
     /// its host sections must be held here ([`Backend::hold_parameters`]).
     fn lookup(&self, srs: &Srs) -> Result<(u64, Lens, Option<Arc<DeviceSrs>>), ProveError> {
         let key = srs_key(srs);
-        let dev = lock(&self.state).resident.get(key);
+        let dev = self.memory.state().resident.get(key);
         if dev.is_none() && !srs.has_sections() {
             return Err(ProveError::ParametersOffHost {
                 backend: self.gpu.name().to_string(),
@@ -191,30 +159,6 @@ impl CudaBackend {
         }
         let lens = dev.as_ref().map_or_else(|| Lens::of(srs), |d| d.lens);
         Ok((key, lens, dev))
-    }
-
-    /// Reserves `bytes`, evicting idle resident parameters if needed.
-    fn reserve(&self, bytes: u64, evict: bool) -> Option<Reservation> {
-        self.reserve_as(bytes, evict, false)
-    }
-
-    /// [`Self::reserve`], for a region's working memory when `working`.
-    fn reserve_as(&self, bytes: u64, evict: bool, working: bool) -> Option<Reservation> {
-        let mut st = lock(&self.state);
-        while st.resident.bytes() + st.reserved + bytes > self.budget {
-            if !evict || st.resident.evict_one().is_none() {
-                return None;
-            }
-        }
-        st.reserved += bytes;
-        if working {
-            st.working += bytes;
-        }
-        Some(Reservation {
-            state: self.state.clone(),
-            bytes,
-            working,
-        })
     }
 
     /// The resident copy of `srs`, uploading it when the plan keeps parameters resident
@@ -226,7 +170,7 @@ impl CudaBackend {
         plan: &VramPlan,
         report: &mut ProveReport,
     ) -> Result<Option<Arc<DeviceSrs>>, ProveError> {
-        if let Some(d) = lock(&self.state).resident.get(key) {
+        if let Some(d) = self.memory.state().resident.get(key) {
             return Ok(Some(d));
         }
         if !srs.has_sections() {
@@ -238,7 +182,7 @@ impl CudaBackend {
         if !plan.resident {
             return Ok(None);
         }
-        let Some(hold) = self.reserve(plan.srs_bytes, true) else {
+        let Some(hold) = self.memory.reserve(plan.srs_bytes, true) else {
             report
                 .fallbacks
                 .push("parameters streamed: device memory is reserved by other work".into());
@@ -259,13 +203,7 @@ impl CudaBackend {
         );
         let dev = Arc::new(dev);
         // The reservation becomes the resident entry (released and inserted together).
-        let mut hold = hold;
-        let mut st = lock(&self.state);
-        st.reserved = st.reserved.saturating_sub(hold.bytes);
-        hold.bytes = 0;
-        st.resident.insert(dev.clone());
-        drop(st);
-        drop(hold);
+        self.memory.make_resident(hold, dev.clone());
         Ok(Some(dev))
     }
 
@@ -299,7 +237,7 @@ impl CudaBackend {
         self.release_finished();
         let mut report = ProveReport::default();
         if !self.opts.prestage {
-            return Ok((StagedState::Deferred, report));
+            return Ok((StagedState::Deferred(None), report));
         }
         let (_, lens, dev) = self.lookup(srs)?;
         let shape = Self::shape_of(srs, &lens, asg)?;
@@ -308,7 +246,7 @@ impl CudaBackend {
             report
                 .fallbacks
                 .push("uploads inside the kernel region: no device memory to pre-stage".into());
-            return Ok((StagedState::Deferred, report));
+            return Ok((StagedState::Deferred(None), report));
         }
         // Room for this partition, and for the parameters when they are still to come.
         let srs_to_come = if dev.is_none() && plan.resident {
@@ -316,25 +254,17 @@ impl CudaBackend {
         } else {
             0
         };
-        let need = plan.staged_bytes;
-        {
-            // After this staging, one region's working memory must still fit: the one
-            // that runs now (already reserved) or the next.
-            let st = lock(&self.state);
-            let others = st.reserved - st.working;
-            let working = st.working.max(plan.working_extra());
-            if st.resident.bytes() + others + need + srs_to_come + working > self.budget {
-                report
-                    .fallbacks
-                    .push("uploads inside the kernel region: the staging slots are in use".into());
-                return Ok((StagedState::Deferred, report));
-            }
-        }
-        let Some(hold) = self.reserve(need, false) else {
+        // After this staging, one region's working memory must still fit (the one that
+        // runs now, already reserved, or the next), and every claimed upload.
+        let Some(hold) =
+            self.memory
+                .reserve_staging(plan.staged_bytes, srs_to_come, plan.working_extra())
+        else {
             report
                 .fallbacks
-                .push("uploads inside the kernel region: device memory reserved".into());
-            return Ok((StagedState::Deferred, report));
+                .push("uploads inside the kernel region: the staging slots are in use".into());
+            let claim = self.memory.claim(plan.staged_bytes);
+            return Ok((StagedState::Deferred(Some(claim)), report));
         };
         self.gpu.bind()?;
         let mut guard = lock(&self.stage_bounce);
@@ -375,7 +305,7 @@ impl CudaBackend {
         &self,
         srs: &Srs,
         input: &ProofInput<'_>,
-        staged: Option<(Box<StagedPartition>, Reservation)>,
+        staged: Result<(Box<StagedPartition>, Reservation), Option<Claim>>,
         report: &mut ProveReport,
     ) -> Result<Proof, ProveError> {
         let requested = Instant::now();
@@ -394,11 +324,12 @@ impl CudaBackend {
         }
         let dev = self.resident_for(srs, key, &plan, report)?;
         let (part, part_hold) = match staged {
-            Some(staged) => staged,
-            None => self.upload_in_region(asg, shape, &plan, report)?,
+            Ok(staged) => staged,
+            Err(claim) => self.upload_in_region(asg, shape, &plan, claim, report)?,
         };
         let work_hold = self
-            .reserve_as(plan.working_extra(), true, true)
+            .memory
+            .reserve_working(plan.working_extra())
             .ok_or_else(|| self.oom(plan.working_extra()))?;
         let region = Region {
             gpu: &self.gpu,
@@ -428,13 +359,17 @@ impl CudaBackend {
         asg: &ProvingAssignment,
         shape: Shape,
         plan: &VramPlan,
+        claim: Option<Claim>,
         report: &mut ProveReport,
     ) -> Result<(Box<StagedPartition>, Reservation), ProveError> {
         // Earlier partitions' memory may be needed now.
         self.release_finished();
         let hold = self
+            .memory
             .reserve(plan.staged_bytes, true)
             .ok_or_else(|| self.oom(plan.staged_bytes))?;
+        // Reserved: the room staging kept for this upload is no longer needed.
+        drop(claim);
         let path = if self.opts.prestage {
             self.opts.host_path
         } else {
@@ -499,13 +434,10 @@ impl CudaBackend {
     }
 
     fn oom(&self, needed: u64) -> ProveError {
-        let st = lock(&self.state);
         ProveError::DeviceOutOfMemory {
             device: self.gpu.name().to_string(),
             needed,
-            free: self
-                .budget
-                .saturating_sub(st.resident.bytes() + st.reserved),
+            free: self.memory.free(),
         }
     }
 }
@@ -564,11 +496,11 @@ impl Backend for CudaBackend {
                     .map_err(|_| ProveError::Invalid("staged by another backend".into()))?;
                 (*state, report)
             }
-            None => (StagedState::Deferred, ProveReport::default()),
+            None => (StagedState::Deferred(None), ProveReport::default()),
         };
         let staged = match state {
-            StagedState::Ready(p, hold) => Some((p, hold)),
-            StagedState::Deferred => None,
+            StagedState::Ready(p, hold) => Ok((p, hold)),
+            StagedState::Deferred(claim) => Err(claim),
         };
         let proof = self.prove_region(srs, &input, staged, &mut report)?;
         Ok((proof, report))
@@ -588,7 +520,9 @@ impl Backend for CudaBackend {
     }
 
     fn hold_parameters(&self, full: &Srs, vk_only: &Srs) -> bool {
-        let held = lock(&self.state)
+        let held = self
+            .memory
+            .state()
             .resident
             .hold(srs_key(full), srs_key(vk_only));
         if held {
@@ -602,7 +536,7 @@ impl Backend for CudaBackend {
 
     fn evict(&self, srs: &Srs) {
         let key = srs_key(srs);
-        if let Some(bytes) = lock(&self.state).resident.remove(key) {
+        if let Some(bytes) = self.memory.state().resident.remove(key) {
             log::info!(
                 "{}: parameters evicted from device memory ({:.2} GiB)",
                 self.gpu.name(),

@@ -22,6 +22,7 @@ mod folded;
 mod gpu;
 mod host_marks;
 pub mod kernels;
+mod ledger;
 mod msm;
 mod ntt;
 mod options;
