@@ -265,7 +265,7 @@ fn bench_ntt(gpu: &Gpu, lg: u32) -> Result<Row, ProveError> {
 }
 
 /// H on device-resident a and b, as the region computes it: six transforms (c formed on
-/// the device) and three pointwise passes.
+/// the device), H's pointwise work on their first loads and last stores.
 fn bench_h(gpu: &Gpu, lg: u32) -> Result<Row, ProveError> {
     let n = 1usize << lg;
     let plan = NttPlan::new(gpu, lg)?;
