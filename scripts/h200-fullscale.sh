@@ -19,7 +19,9 @@
 #
 # SIZE=64GiB runs 64 GiB instead; REPEAT=N proves each request N times (submitted JOBS at a
 # time, default all at once);
-# the daemon run takes REGISTER_BUDGET_MS ([cuda] register_budget_ms) and MEMORY_BUDGET_GIB.
+# the daemon run takes REGISTER_BUDGET_MS ([cuda] register_budget_ms), VRAM_BUDGET_GIB
+# ([cuda] vram_budget: plans as on a smaller GPU, e.g. 75 for an 80 GB card) and
+# MEMORY_BUDGET_GIB.
 # Writes under OUTDIR: the run's JSON log, prove-bench's report, the timeline analysis
 # (GPU busy share, idle gaps, per-partition stages, peak VRAM) and summary.txt, printed
 # last. Nothing is written to the default parameter directory.
@@ -79,7 +81,10 @@ budget = "72GiB"
 [journal]
 dir = "$work/journal"
 TOML
-  [ -n "${REGISTER_BUDGET_MS:-}" ] && printf '[cuda]\nregister_budget_ms = %s\n' "$REGISTER_BUDGET_MS" >> "$work/daemon.toml"
+  { echo '[cuda]'
+    [ -n "${REGISTER_BUDGET_MS:-}" ] && echo "register_budget_ms = $REGISTER_BUDGET_MS"
+    [ -n "${VRAM_BUDGET_GIB:-}" ] && echo "vram_budget = \"${VRAM_BUDGET_GIB}GiB\""
+  } >> "$work/daemon.toml"
   t0=$(date +%s.%N)
   FILPROVE_LOG_FORMAT=json "$bin" daemon -c "$work/daemon.toml" > "$out/daemon-run.log" 2>&1 &
   pid=$!
