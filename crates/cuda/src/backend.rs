@@ -30,6 +30,12 @@ use crate::stage::{self, HostPath, StagedPartition};
 /// Device memory left to the driver, the allocator's pools and fragmentation.
 const MARGIN_BYTES: u64 = 2 << 30;
 
+/// How long a partition that uploads inside its region waits for its device bytes between
+/// releases of finished partitions, and in all (regions take seconds; past the limit the
+/// proof fails with `DeviceOutOfMemory`).
+const UPLOAD_WAIT_SLICE: Duration = Duration::from_millis(50);
+const UPLOAD_WAIT_LIMIT: Duration = Duration::from_secs(300);
+
 /// The GPU prover on one device.
 pub struct CudaBackend {
     gpu: Gpu,
@@ -309,6 +315,13 @@ impl CudaBackend {
         report: &mut ProveReport,
     ) -> Result<Proof, ProveError> {
         let requested = Instant::now();
+        // A partition without a slot gets its upload's bytes before the lock; its claim
+        // ends once they are reserved.
+        let room = match &staged {
+            Ok(_) => None,
+            Err(_) => self.upload_room(srs, input.assignment, report)?,
+        };
+        let staged = staged.map_err(drop);
         let region_lock = lock(&self.region);
         let clock = PhaseClock::locked(&self.gpu, requested);
         self.gpu.bind()?;
@@ -325,7 +338,7 @@ impl CudaBackend {
         let dev = self.resident_for(srs, key, &plan, report)?;
         let (part, part_hold) = match staged {
             Ok(staged) => staged,
-            Err(claim) => self.upload_in_region(asg, shape, &plan, claim, report)?,
+            Err(()) => self.upload_in_region(asg, shape, &plan, room, report)?,
         };
         let work_hold = self
             .memory
@@ -354,22 +367,58 @@ impl CudaBackend {
 
     /// Uploads the partition inside the region (the slow path anyway), on the compute
     /// stream.
+    /// The device bytes of a partition that will upload inside its region, reserved before
+    /// the region lock: waits, holding nothing, while partitions staged or proved by the
+    /// other worker hold them (ledger.rs). None while the parameters are still to be made
+    /// resident: the region uploads them first and reserves the partition after them.
+    fn upload_room(
+        &self,
+        srs: &Srs,
+        asg: &ProvingAssignment,
+        report: &mut ProveReport,
+    ) -> Result<Option<Reservation>, ProveError> {
+        let (_, lens, dev) = self.lookup(srs)?;
+        let shape = Self::shape_of(srs, &lens, asg)?;
+        let plan = self.plan(shape)?;
+        if dev.is_none() && plan.resident {
+            return Ok(None);
+        }
+        let t = Instant::now();
+        loop {
+            // The other worker's proved partition may be waiting for its release.
+            self.release_finished();
+            let (need, working) = (plan.staged_bytes, plan.working_extra());
+            match self
+                .memory
+                .reserve_waiting(need, working, UPLOAD_WAIT_SLICE)
+            {
+                Ok(hold) => {
+                    report.add_phase("upload_wait", t.elapsed());
+                    return Ok(Some(hold));
+                }
+                Err(true) if t.elapsed() < UPLOAD_WAIT_LIMIT => {}
+                Err(_) => return Err(self.oom(plan.staged_bytes)),
+            }
+        }
+    }
+
     fn upload_in_region(
         &self,
         asg: &ProvingAssignment,
         shape: Shape,
         plan: &VramPlan,
-        claim: Option<Claim>,
+        room: Option<Reservation>,
         report: &mut ProveReport,
     ) -> Result<(Box<StagedPartition>, Reservation), ProveError> {
         // Earlier partitions' memory may be needed now.
         self.release_finished();
-        let hold = self
-            .memory
-            .reserve(plan.staged_bytes, true)
-            .ok_or_else(|| self.oom(plan.staged_bytes))?;
-        // Reserved: the room staging kept for this upload is no longer needed.
-        drop(claim);
+        let hold = match room {
+            Some(room) => room,
+            None => self
+                .memory
+                .reserve(plan.staged_bytes, true)
+                .ok_or_else(|| self.oom(plan.staged_bytes))?,
+        };
         let path = if self.opts.prestage {
             self.opts.host_path
         } else {

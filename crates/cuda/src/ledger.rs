@@ -2,20 +2,31 @@
 //! sets, reservations (partitions staged ahead of their region, the running region's
 //! working memory, parameters on their way up) and claims.
 //!
-//! A claim is the room promised to a partition that found no staging slot and will be
-//! uploaded inside its kernel region. Staging another partition must leave that room:
-//! otherwise a worker staging its next partition between a region's end and the waiting
-//! worker's upload takes the memory the upload needs, and the upload fails for lack of
-//! device memory (seen on an 80 GB card, where one partition fits at a time).
+//! A partition that found no staging slot is uploaded inside its kernel region. Before it
+//! takes the region lock it waits here, holding nothing, until its bytes are free
+//! ([`Ledger::reserve_waiting`]): a partition staged by the other worker holds them until
+//! its own region has run, and that region needs the lock (taking the lock first and
+//! failing for lack of memory is what an 80 GB card, where one 32 GiB partition fits at a
+//! time, did to every proof). Meanwhile the waiting partition holds a claim: staging
+//! another partition must leave the claimed room, or a worker that stages its next
+//! partition as soon as its region ends would keep the waiting one out for good.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use crate::resident::{DeviceSrs, ResidentSet};
 
 /// The budget and what holds it.
 pub(crate) struct Ledger {
     budget: u64,
-    state: Arc<Mutex<State>>,
+    shared: Arc<Shared>,
+}
+
+/// The counts and the signal that a reservation was released.
+#[derive(Default)]
+struct Shared {
+    state: Mutex<State>,
+    released: Condvar,
 }
 
 /// Resident sets and the byte counts of reservations and claims.
@@ -28,6 +39,8 @@ pub(crate) struct State {
     working: u64,
     /// Room promised to partitions that will upload inside their region.
     claimed: u64,
+    /// Reservations released so far (what a waiting reservation watches).
+    releases: u64,
 }
 
 impl State {
@@ -42,7 +55,7 @@ fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
 
 /// Bytes reserved against the budget until dropped.
 pub(crate) struct Reservation {
-    state: Arc<Mutex<State>>,
+    shared: Arc<Shared>,
     bytes: u64,
     /// A region's working memory (counted in `State::working` too).
     working: bool,
@@ -50,24 +63,27 @@ pub(crate) struct Reservation {
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        let mut st = lock(&self.state);
+        let mut st = lock(&self.shared.state);
         st.reserved = st.reserved.saturating_sub(self.bytes);
         if self.working {
             st.working = st.working.saturating_sub(self.bytes);
         }
+        st.releases += 1;
+        drop(st);
+        self.shared.released.notify_all();
     }
 }
 
 /// Room that staging leaves free for a partition's upload inside its region, until
 /// dropped (once that upload has reserved it, or with the partition).
 pub(crate) struct Claim {
-    state: Arc<Mutex<State>>,
+    shared: Arc<Shared>,
     bytes: u64,
 }
 
 impl Drop for Claim {
     fn drop(&mut self) {
-        let mut st = lock(&self.state);
+        let mut st = lock(&self.shared.state);
         st.claimed = st.claimed.saturating_sub(self.bytes);
     }
 }
@@ -76,7 +92,7 @@ impl Ledger {
     pub fn new(budget: u64) -> Self {
         Self {
             budget,
-            state: Arc::new(Mutex::new(State::default())),
+            shared: Arc::new(Shared::default()),
         }
     }
 
@@ -86,7 +102,7 @@ impl Ledger {
 
     /// The resident sets and counts, locked.
     pub fn state(&self) -> MutexGuard<'_, State> {
-        lock(&self.state)
+        lock(&self.shared.state)
     }
 
     /// Bytes neither resident nor reserved.
@@ -114,13 +130,59 @@ impl Ledger {
         Some(self.hold(&mut st, bytes, working))
     }
 
+    /// Reserves `bytes` for a partition that uploads inside its region, when one region's
+    /// working memory (the running one's, or `working_extra`) still fits beside them,
+    /// evicting idle resident parameters if needed; waits up to `slice` for a reservation
+    /// to be released when they do not fit yet. `Err(true)`: not yet, call again (after
+    /// releasing what may be released); `Err(false)`: they cannot fit, nothing reserved
+    /// is left to wait for.
+    pub fn reserve_waiting(
+        &self,
+        bytes: u64,
+        working_extra: u64,
+        slice: Duration,
+    ) -> Result<Reservation, bool> {
+        let until = Instant::now() + slice;
+        let mut st = self.state();
+        loop {
+            while !self.fits(&st, bytes, working_extra) {
+                if st.resident.evict_one().is_none() {
+                    break;
+                }
+            }
+            if self.fits(&st, bytes, working_extra) {
+                return Ok(self.hold(&mut st, bytes, false));
+            }
+            if st.reserved == 0 {
+                return Err(false);
+            }
+            let seen = st.releases;
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(true);
+            }
+            st = self
+                .shared
+                .released
+                .wait_timeout_while(st, left, |st| st.releases == seen)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    /// Whether `bytes` more leave room for one region's working memory.
+    fn fits(&self, st: &State, bytes: u64, working_extra: u64) -> bool {
+        let others = st.reserved - st.working;
+        st.resident.bytes() + others + bytes + st.working.max(working_extra) <= self.budget
+    }
+
     fn hold(&self, st: &mut State, bytes: u64, working: bool) -> Reservation {
         st.reserved += bytes;
         if working {
             st.working += bytes;
         }
         Reservation {
-            state: self.state.clone(),
+            shared: self.shared.clone(),
             bytes,
             working,
         }
@@ -137,10 +199,7 @@ impl Ledger {
         working_extra: u64,
     ) -> Option<Reservation> {
         let mut st = self.state();
-        let others = st.reserved - st.working;
-        let working = st.working.max(working_extra);
-        let after = st.resident.bytes() + others + need + srs_to_come + working + st.claimed;
-        if after > self.budget {
+        if !self.fits(&st, need + srs_to_come + st.claimed, working_extra) {
             return None;
         }
         Some(self.hold(&mut st, need, false))
@@ -150,7 +209,7 @@ impl Ledger {
     pub fn claim(&self, bytes: u64) -> Claim {
         self.state().claimed += bytes;
         Claim {
-            state: self.state.clone(),
+            shared: self.shared.clone(),
             bytes,
         }
     }
@@ -190,40 +249,102 @@ mod tests {
     }
 
     #[test]
-    fn staging_leaves_room_for_a_claimed_upload() {
+    fn a_deferred_upload_keeps_its_room_from_staging() {
         let (ledger, _params) = one_slot_card();
         let (slot, work) = (16 * GIB, 14 * GIB);
-        // Worker A's partition is staged; its region runs.
+        // Worker A's partition is staged; it has not taken the region lock yet.
         let a1 = ledger.reserve_staging(slot, 0, work).unwrap();
-        let a_work = ledger.reserve_working(work).unwrap();
-        // Worker B finds no slot: its partition will upload inside its region.
+        // Worker B finds no slot: it claims room and waits for its upload's bytes
+        // instead of taking the lock and failing there.
         assert!(ledger.reserve_staging(slot, 0, work).is_none());
         let b_claim = ledger.claim(slot);
-        // A's region ends and its partition is freed; A stages its next partition before
-        // B's region has reserved its upload: refused, the room is B's.
+        assert!(matches!(
+            ledger.reserve_waiting(slot, work, Duration::ZERO),
+            Err(true)
+        ));
+        // A's region runs and ends; its partition is freed. A stages its next partition
+        // before B's wait has reserved: refused, the room is B's.
+        let a_work = ledger.reserve_working(work).unwrap();
         drop(a_work);
         drop(a1);
         assert!(ledger.reserve_staging(slot, 0, work).is_none());
-        // B's region reserves its upload and working memory, then lets the claim go.
-        let b_upload = ledger.reserve(slot, true).unwrap();
+        let b_upload = ledger
+            .reserve_waiting(slot, work, Duration::ZERO)
+            .ok()
+            .unwrap();
         drop(b_claim);
+        // B's region: its upload and working memory leave no room to stage.
         let b_work = ledger.reserve_working(work).unwrap();
         assert!(ledger.reserve_staging(slot, 0, work).is_none());
         drop(b_work);
         drop(b_upload);
-        // Everything released: a partition stages again.
         assert!(ledger.reserve_staging(slot, 0, work).is_some());
     }
 
     #[test]
-    fn without_the_claim_staging_takes_the_upload_s_room() {
-        // The same sequence without B's claim: A's next partition is staged and B's upload
-        // no longer fits. This is the failure the claim prevents.
+    fn a_waiting_reservation_gets_the_room_another_thread_releases() {
+        let (ledger, _params) = one_slot_card();
+        let slot = 16 * GIB;
+        let staged = ledger.reserve(slot, false).unwrap();
+        let other = ledger.reserve(10 * GIB, false).unwrap();
+        // Nothing released within the slice: not yet.
+        assert!(matches!(
+            ledger.reserve_waiting(slot, 0, Duration::from_millis(20)),
+            Err(true)
+        ));
+        std::thread::scope(|s| {
+            let waiting = s.spawn(|| ledger.reserve_waiting(slot, 0, Duration::from_secs(60)));
+            // A release that does not make room, then the one that does.
+            drop(other);
+            drop(staged);
+            let t = Instant::now();
+            let got = waiting.join().unwrap().ok().unwrap();
+            assert!(t.elapsed() < Duration::from_secs(30));
+            assert_eq!(ledger.free(), 75 * GIB - 44 * GIB - slot);
+            drop(got);
+        });
+        assert_eq!(ledger.free(), 75 * GIB - 44 * GIB);
+    }
+
+    #[test]
+    fn a_deferred_upload_leaves_room_for_the_staged_partition_s_region() {
+        // Two partitions fit beside the parameters, not two and a region's working
+        // memory: the deferred upload must not take what the staged one's region needs.
+        let ledger = Ledger::new(95 * GIB);
+        let _params = ledger.reserve(54 * GIB, false).unwrap();
+        let (slot, work) = (16 * GIB, 14 * GIB);
+        let staged = ledger.reserve_staging(slot, 0, work).unwrap();
+        assert!(ledger.reserve_staging(slot, 0, work).is_none());
+        assert!(matches!(
+            ledger.reserve_waiting(slot, work, Duration::ZERO),
+            Err(true)
+        ));
+        let region = ledger.reserve_working(work).unwrap();
+        drop(region);
+        drop(staged);
+        assert!(ledger.reserve_waiting(slot, work, Duration::ZERO).is_ok());
+    }
+
+    #[test]
+    fn a_wait_with_nothing_reserved_fails_at_once() {
+        let ledger = Ledger::new(10 * GIB);
+        let t = Instant::now();
+        assert!(matches!(
+            ledger.reserve_waiting(11 * GIB, 0, Duration::from_secs(60)),
+            Err(false)
+        ));
+        assert!(t.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn without_the_wait_the_upload_finds_its_room_taken() {
+        // What the region did before it waited: the deferred upload, attempted while the
+        // other worker's staged partition still holds its slot, does not fit.
         let (ledger, _params) = one_slot_card();
         let (slot, work) = (16 * GIB, 14 * GIB);
-        let a2 = ledger.reserve_staging(slot, 0, work).unwrap();
+        let a1 = ledger.reserve_staging(slot, 0, work).unwrap();
         assert!(ledger.reserve(slot, true).is_none());
-        drop(a2);
+        drop(a1);
         assert!(ledger.reserve(slot, true).is_some());
     }
 

@@ -117,6 +117,7 @@ const PHASES: &[&str] = &[
     "stage",
     "stage_copy",
     "stage_copy_wait",
+    "upload_wait",
     "upload",
     "srs_upload",
     "stage_wait",
