@@ -314,14 +314,17 @@ impl CudaBackend {
         staged: Result<(Box<StagedPartition>, Reservation), Option<Claim>>,
         report: &mut ProveReport,
     ) -> Result<Proof, ProveError> {
-        let requested = Instant::now();
         // A partition without a slot gets its upload's bytes before the lock; its claim
         // ends once they are reserved.
-        let room = match &staged {
-            Ok(_) => None,
-            Err(_) => self.upload_room(srs, input.assignment, report)?,
+        let staged = match staged {
+            Ok(staged) => Ok(staged),
+            Err(claim) => {
+                let room = self.upload_room(srs, input.assignment, report)?;
+                drop(claim);
+                Err(room)
+            }
         };
-        let staged = staged.map_err(drop);
+        let requested = Instant::now();
         let region_lock = lock(&self.region);
         let clock = PhaseClock::locked(&self.gpu, requested);
         self.gpu.bind()?;
@@ -338,7 +341,7 @@ impl CudaBackend {
         let dev = self.resident_for(srs, key, &plan, report)?;
         let (part, part_hold) = match staged {
             Ok(staged) => staged,
-            Err(()) => self.upload_in_region(asg, shape, &plan, room, report)?,
+            Err(room) => self.upload_in_region(asg, shape, room, report)?,
         };
         let work_hold = self
             .memory
@@ -369,35 +372,34 @@ impl CudaBackend {
     /// stream.
     /// The device bytes of a partition that will upload inside its region, reserved before
     /// the region lock: waits, holding nothing, while partitions staged or proved by the
-    /// other worker hold them (ledger.rs). None while the parameters are still to be made
-    /// resident: the region uploads them first and reserves the partition after them.
+    /// other worker hold them (ledger.rs), until they fit beside one region's working
+    /// memory and the parameters when they are still to come.
     fn upload_room(
         &self,
         srs: &Srs,
         asg: &ProvingAssignment,
         report: &mut ProveReport,
-    ) -> Result<Option<Reservation>, ProveError> {
+    ) -> Result<Reservation, ProveError> {
         let (_, lens, dev) = self.lookup(srs)?;
         let shape = Self::shape_of(srs, &lens, asg)?;
         let plan = self.plan(shape)?;
-        if dev.is_none() && plan.resident {
-            return Ok(None);
-        }
+        let srs_to_come = if dev.is_none() && plan.resident {
+            plan.srs_bytes
+        } else {
+            0
+        };
+        let (need, after) = (plan.staged_bytes, plan.working_extra() + srs_to_come);
         let t = Instant::now();
         loop {
             // The other worker's proved partition may be waiting for its release.
             self.release_finished();
-            let (need, working) = (plan.staged_bytes, plan.working_extra());
-            match self
-                .memory
-                .reserve_waiting(need, working, UPLOAD_WAIT_SLICE)
-            {
+            match self.memory.reserve_waiting(need, after, UPLOAD_WAIT_SLICE) {
                 Ok(hold) => {
                     report.add_phase("upload_wait", t.elapsed());
-                    return Ok(Some(hold));
+                    return Ok(hold);
                 }
                 Err(true) if t.elapsed() < UPLOAD_WAIT_LIMIT => {}
-                Err(_) => return Err(self.oom(plan.staged_bytes)),
+                Err(_) => return Err(self.oom(need)),
             }
         }
     }
@@ -406,19 +408,9 @@ impl CudaBackend {
         &self,
         asg: &ProvingAssignment,
         shape: Shape,
-        plan: &VramPlan,
-        room: Option<Reservation>,
+        room: Reservation,
         report: &mut ProveReport,
     ) -> Result<(Box<StagedPartition>, Reservation), ProveError> {
-        // Earlier partitions' memory may be needed now.
-        self.release_finished();
-        let hold = match room {
-            Some(room) => room,
-            None => self
-                .memory
-                .reserve(plan.staged_bytes, true)
-                .ok_or_else(|| self.oom(plan.staged_bytes))?,
-        };
         let path = if self.opts.prestage {
             self.opts.host_path
         } else {
@@ -450,7 +442,7 @@ impl CudaBackend {
                 .push("uploads inside the kernel region: pre-staging switched off".into());
         }
         report.merge(std::mem::take(&mut p.report));
-        Ok((Box::new(p), hold))
+        Ok((Box::new(p), room))
     }
 
     /// Whether a region page-locks, behind its H MSM, what staging left unregistered (and
