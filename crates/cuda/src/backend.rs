@@ -380,19 +380,17 @@ impl CudaBackend {
         asg: &ProvingAssignment,
         report: &mut ProveReport,
     ) -> Result<Reservation, ProveError> {
-        let (_, lens, dev) = self.lookup(srs)?;
+        let (key, lens, _) = self.lookup(srs)?;
         let shape = Self::shape_of(srs, &lens, asg)?;
         let plan = self.plan(shape)?;
-        let srs_to_come = if dev.is_none() && plan.resident {
-            plan.srs_bytes
-        } else {
-            0
-        };
-        let (need, after) = (plan.staged_bytes, plan.working_extra() + srs_to_come);
+        let need = plan.staged_bytes;
         let t = Instant::now();
         loop {
             // The other worker's proved partition may be waiting for its release.
             self.release_finished();
+            // The parameters may have become resident meanwhile (another region's upload).
+            let to_come = self.memory.state().resident.get(key).is_none() && plan.resident;
+            let after = plan.working_extra() + if to_come { plan.srs_bytes } else { 0 };
             match self.memory.reserve_waiting(need, after, UPLOAD_WAIT_SLICE) {
                 Ok(hold) => {
                     report.add_phase("upload_wait", t.elapsed());
