@@ -7,8 +7,8 @@ use thiserror::Error;
 /// Errors reading, validating or writing parameter files.
 #[derive(Debug, Error)]
 pub enum ParamsError {
-    /// The file could not be opened or read.
-    #[error("cannot read parameter file {path}: {source}")]
+    /// The file could not be opened, read or written.
+    #[error("I/O error on parameter file {path}: {source}")]
     Io {
         /// The file.
         path: PathBuf,
