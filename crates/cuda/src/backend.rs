@@ -167,6 +167,16 @@ impl CudaBackend {
         Ok((key, lens, dev))
     }
 
+    /// Device bytes the parameter set `key` will still take: its size when the plan keeps
+    /// parameters resident and they are not yet.
+    fn srs_to_come(&self, key: u64, plan: &VramPlan) -> u64 {
+        if plan.resident && self.memory.state().resident.get(key).is_none() {
+            plan.srs_bytes
+        } else {
+            0
+        }
+    }
+
     /// The resident copy of `srs`, uploading it when the plan keeps parameters resident
     /// and they fit; None when they are streamed.
     fn resident_for(
@@ -245,7 +255,7 @@ impl CudaBackend {
         if !self.opts.prestage {
             return Ok((StagedState::Deferred(None), report));
         }
-        let (_, lens, dev) = self.lookup(srs)?;
+        let (key, lens, _) = self.lookup(srs)?;
         let shape = Self::shape_of(srs, &lens, asg)?;
         let plan = self.plan(shape)?;
         if plan.staging_slots == 0 {
@@ -255,11 +265,7 @@ impl CudaBackend {
             return Ok((StagedState::Deferred(None), report));
         }
         // Room for this partition, and for the parameters when they are still to come.
-        let srs_to_come = if dev.is_none() && plan.resident {
-            plan.srs_bytes
-        } else {
-            0
-        };
+        let srs_to_come = self.srs_to_come(key, &plan);
         // After this staging, one region's working memory must still fit (the one that
         // runs now, already reserved, or the next), and every claimed upload.
         let Some(hold) =
@@ -314,12 +320,16 @@ impl CudaBackend {
         staged: Result<(Box<StagedPartition>, Reservation), Option<Claim>>,
         report: &mut ProveReport,
     ) -> Result<Proof, ProveError> {
+        let asg = input.assignment;
+        let (key, lens, _) = self.lookup(srs)?;
+        let shape = Self::shape_of(srs, &lens, asg)?;
+        let plan = self.plan(shape)?;
         // A partition without a slot gets its upload's bytes before the lock; its claim
         // ends once they are reserved.
         let staged = match staged {
             Ok(staged) => Ok(staged),
             Err(claim) => {
-                let room = self.upload_room(srs, input.assignment, report)?;
+                let room = self.upload_room(key, &plan, report)?;
                 drop(claim);
                 Err(room)
             }
@@ -328,10 +338,6 @@ impl CudaBackend {
         let region_lock = lock(&self.region);
         let clock = PhaseClock::locked(&self.gpu, requested);
         self.gpu.bind()?;
-        let asg = input.assignment;
-        let (key, lens, _) = self.lookup(srs)?;
-        let shape = Self::shape_of(srs, &lens, asg)?;
-        let plan = self.plan(shape)?;
         report.peak_device_bytes = report.peak_device_bytes.max(plan.peak());
         for n in &plan.notes {
             if !report.fallbacks.contains(n) {
@@ -368,29 +374,23 @@ impl CudaBackend {
         })
     }
 
-    /// Uploads the partition inside the region (the slow path anyway), on the compute
-    /// stream.
     /// The device bytes of a partition that will upload inside its region, reserved before
     /// the region lock: waits, holding nothing, while partitions staged or proved by the
     /// other worker hold them (ledger.rs), until they fit beside one region's working
     /// memory and the parameters when they are still to come.
     fn upload_room(
         &self,
-        srs: &Srs,
-        asg: &ProvingAssignment,
+        key: u64,
+        plan: &VramPlan,
         report: &mut ProveReport,
     ) -> Result<Reservation, ProveError> {
-        let (key, lens, _) = self.lookup(srs)?;
-        let shape = Self::shape_of(srs, &lens, asg)?;
-        let plan = self.plan(shape)?;
         let need = plan.staged_bytes;
         let t = Instant::now();
         loop {
             // The other worker's proved partition may be waiting for its release.
             self.release_finished();
             // The parameters may have become resident meanwhile (another region's upload).
-            let to_come = self.memory.state().resident.get(key).is_none() && plan.resident;
-            let after = plan.working_extra() + if to_come { plan.srs_bytes } else { 0 };
+            let after = plan.working_extra() + self.srs_to_come(key, plan);
             match self.memory.reserve_waiting(need, after, UPLOAD_WAIT_SLICE) {
                 Ok(hold) => {
                     report.add_phase("upload_wait", t.elapsed());
@@ -402,6 +402,8 @@ impl CudaBackend {
         }
     }
 
+    /// Uploads the partition inside the region (the slow path anyway), on the compute
+    /// stream, into the room reserved by [`Self::upload_room`].
     fn upload_in_region(
         &self,
         asg: &ProvingAssignment,

@@ -122,12 +122,19 @@ impl Ledger {
 
     fn reserve_as(&self, bytes: u64, evict: bool, working: bool) -> Option<Reservation> {
         let mut st = self.state();
-        while st.used() + bytes > self.budget {
+        self.make_room(&mut st, bytes, 0, evict)
+            .then(|| self.hold(&mut st, bytes, working))
+    }
+
+    /// Whether `bytes` fit as [`Self::fits`] says, evicting idle resident parameters
+    /// until they do when `evict`.
+    fn make_room(&self, st: &mut State, bytes: u64, working_extra: u64, evict: bool) -> bool {
+        while !self.fits(st, bytes, working_extra) {
             if !evict || st.resident.evict_one().is_none() {
-                return None;
+                return false;
             }
         }
-        Some(self.hold(&mut st, bytes, working))
+        true
     }
 
     /// Reserves `bytes` for a partition that uploads inside its region, when one region's
@@ -145,12 +152,7 @@ impl Ledger {
         let until = Instant::now() + slice;
         let mut st = self.state();
         loop {
-            while !self.fits(&st, bytes, working_extra) {
-                if st.resident.evict_one().is_none() {
-                    break;
-                }
-            }
-            if self.fits(&st, bytes, working_extra) {
+            if self.make_room(&mut st, bytes, working_extra, true) {
                 return Ok(self.hold(&mut st, bytes, false));
             }
             if st.reserved == 0 {
@@ -170,7 +172,8 @@ impl Ledger {
         }
     }
 
-    /// Whether `bytes` more leave room for one region's working memory.
+    /// Whether `bytes` more leave room for one region's working memory (with
+    /// `working_extra` 0: whether they fit beside what is resident and reserved).
     fn fits(&self, st: &State, bytes: u64, working_extra: u64) -> bool {
         let others = st.reserved - st.working;
         st.resident.bytes() + others + bytes + st.working.max(working_extra) <= self.budget
@@ -226,7 +229,7 @@ impl Ledger {
     /// Adds `dev` to the resident sets when it fits; otherwise the bytes free.
     pub fn insert_resident(&self, dev: DeviceSrs) -> Result<(), u64> {
         let mut st = self.state();
-        if st.used() + dev.bytes() > self.budget {
+        if !self.fits(&st, dev.bytes(), 0) {
             return Err(self.budget.saturating_sub(st.used()));
         }
         st.resident.insert(Arc::new(dev));
