@@ -19,7 +19,7 @@ use filprove_groth16::{
 };
 
 use crate::gpu::Gpu;
-use crate::ledger::{Claim, Ledger, Reservation};
+use crate::ledger::{Ledger, Reservation};
 use crate::options::{CudaOptions, RegisterAt};
 use crate::pinned::Bounce;
 use crate::plan::{self, PlanInput, Shape, VramPlan};
@@ -30,11 +30,11 @@ use crate::stage::{self, HostPath, StagedPartition};
 /// Device memory left to the driver, the allocator's pools and fragmentation.
 const MARGIN_BYTES: u64 = 2 << 30;
 
-/// How long a partition that uploads inside its region waits for its device bytes between
-/// releases of finished partitions, and in all (regions take seconds; past the limit the
-/// proof fails with `DeviceOutOfMemory`).
-const UPLOAD_WAIT_SLICE: Duration = Duration::from_millis(50);
-const UPLOAD_WAIT_LIMIT: Duration = Duration::from_secs(300);
+/// How long a partition waits for its staging room between releases of finished
+/// partitions, and in all (regions take seconds; past the limit the proof fails with
+/// `DeviceOutOfMemory`).
+const SLOT_WAIT_SLICE: Duration = Duration::from_millis(50);
+const SLOT_WAIT_LIMIT: Duration = Duration::from_secs(300);
 
 /// The GPU prover on one device.
 pub struct CudaBackend {
@@ -52,8 +52,8 @@ pub struct CudaBackend {
 /// What [`CudaBackend::stage`] hands to [`CudaBackend::prove_staged`].
 enum StagedState {
     Ready(Box<StagedPartition>, Reservation),
-    /// Uploaded inside the region; the claim keeps room for it when staging found none.
-    Deferred(Option<Claim>),
+    /// Uploaded inside the region (pre-staging off, or no memory for a slot).
+    Deferred,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -253,7 +253,7 @@ impl CudaBackend {
         self.release_finished();
         let mut report = ProveReport::default();
         if !self.opts.prestage {
-            return Ok((StagedState::Deferred(None), report));
+            return Ok((StagedState::Deferred, report));
         }
         let (key, lens, _) = self.lookup(srs)?;
         let shape = Self::shape_of(srs, &lens, asg)?;
@@ -262,22 +262,31 @@ impl CudaBackend {
             report
                 .fallbacks
                 .push("uploads inside the kernel region: no device memory to pre-stage".into());
-            return Ok((StagedState::Deferred(None), report));
+            return Ok((StagedState::Deferred, report));
         }
-        // Room for this partition, and for the parameters when they are still to come.
-        let srs_to_come = self.srs_to_come(key, &plan);
-        // After this staging, one region's working memory must still fit (the one that
-        // runs now, already reserved, or the next), and every claimed upload.
-        let Some(hold) =
-            self.memory
-                .reserve_staging(plan.staged_bytes, srs_to_come, plan.working_extra())
-        else {
-            report
-                .fallbacks
-                .push("uploads inside the kernel region: the staging slots are in use".into());
-            let claim = self.memory.claim(plan.staged_bytes);
-            return Ok((StagedState::Deferred(Some(claim)), report));
-        };
+        // Room for this partition, and for the parameters when they are still to come;
+        // after it one region's working memory must still fit (the one that runs now,
+        // already reserved, or the next), and every partition waiting for its room. Else
+        // it waits here, before the caller's kernel lock, holding nothing: the partition
+        // staged by the other worker frees the room once its region has run.
+        let (hold, waited) = self
+            .memory
+            .reserve_slot(
+                plan.staged_bytes,
+                plan.working_extra(),
+                SLOT_WAIT_SLICE,
+                SLOT_WAIT_LIMIT,
+                || {
+                    // The other worker's proved partition may be waiting for its release;
+                    // the parameters may have become resident meanwhile.
+                    self.release_finished();
+                    self.srs_to_come(key, &plan)
+                },
+            )
+            .ok_or_else(|| self.oom(plan.staged_bytes))?;
+        if !waited.is_zero() {
+            report.add_phase("slot_wait", waited);
+        }
         self.gpu.bind()?;
         let mut guard = lock(&self.stage_bounce);
         let bounce = match self.opts.host_path {
@@ -317,23 +326,13 @@ impl CudaBackend {
         &self,
         srs: &Srs,
         input: &ProofInput<'_>,
-        staged: Result<(Box<StagedPartition>, Reservation), Option<Claim>>,
+        staged: Option<(Box<StagedPartition>, Reservation)>,
         report: &mut ProveReport,
     ) -> Result<Proof, ProveError> {
         let asg = input.assignment;
         let (key, lens, _) = self.lookup(srs)?;
         let shape = Self::shape_of(srs, &lens, asg)?;
         let plan = self.plan(shape)?;
-        // A partition without a slot gets its upload's bytes before the lock; its claim
-        // ends once they are reserved.
-        let staged = match staged {
-            Ok(staged) => Ok(staged),
-            Err(claim) => {
-                let room = self.upload_room(key, &plan, report)?;
-                drop(claim);
-                Err(room)
-            }
-        };
         let requested = Instant::now();
         let region_lock = lock(&self.region);
         let clock = PhaseClock::locked(&self.gpu, requested);
@@ -346,8 +345,8 @@ impl CudaBackend {
         }
         let dev = self.resident_for(srs, key, &plan, report)?;
         let (part, part_hold) = match staged {
-            Ok(staged) => staged,
-            Err(room) => self.upload_in_region(asg, shape, room, report)?,
+            Some(staged) => staged,
+            None => self.upload_in_region(asg, shape, plan.staged_bytes, report)?,
         };
         let work_hold = self
             .memory
@@ -374,43 +373,21 @@ impl CudaBackend {
         })
     }
 
-    /// The device bytes of a partition that will upload inside its region, reserved before
-    /// the region lock: waits, holding nothing, while partitions staged or proved by the
-    /// other worker hold them (ledger.rs), until they fit beside one region's working
-    /// memory and the parameters when they are still to come.
-    fn upload_room(
-        &self,
-        key: u64,
-        plan: &VramPlan,
-        report: &mut ProveReport,
-    ) -> Result<Reservation, ProveError> {
-        let need = plan.staged_bytes;
-        let t = Instant::now();
-        loop {
-            // The other worker's proved partition may be waiting for its release.
-            self.release_finished();
-            // The parameters may have become resident meanwhile (another region's upload).
-            let after = plan.working_extra() + self.srs_to_come(key, plan);
-            match self.memory.reserve_waiting(need, after, UPLOAD_WAIT_SLICE) {
-                Ok(hold) => {
-                    report.add_phase("upload_wait", t.elapsed());
-                    return Ok(hold);
-                }
-                Err(true) if t.elapsed() < UPLOAD_WAIT_LIMIT => {}
-                Err(_) => return Err(self.oom(need)),
-            }
-        }
-    }
-
-    /// Uploads the partition inside the region (the slow path anyway), on the compute
-    /// stream, into the room reserved by [`Self::upload_room`].
+    /// Uploads the partition inside the region (without pre-staging, or without memory
+    /// for a staging slot), on the compute stream. Nothing else holds partition memory
+    /// then but partitions whose region has ended, freed first.
     fn upload_in_region(
         &self,
         asg: &ProvingAssignment,
         shape: Shape,
-        room: Reservation,
+        need: u64,
         report: &mut ProveReport,
     ) -> Result<(Box<StagedPartition>, Reservation), ProveError> {
+        self.release_finished();
+        let room = self
+            .memory
+            .reserve(need, true)
+            .ok_or_else(|| self.oom(need))?;
         let path = if self.opts.prestage {
             self.opts.host_path
         } else {
@@ -537,11 +514,11 @@ impl Backend for CudaBackend {
                     .map_err(|_| ProveError::Invalid("staged by another backend".into()))?;
                 (*state, report)
             }
-            None => (StagedState::Deferred(None), ProveReport::default()),
+            None => (StagedState::Deferred, ProveReport::default()),
         };
         let staged = match state {
-            StagedState::Ready(p, hold) => Ok((p, hold)),
-            StagedState::Deferred(claim) => Err(claim),
+            StagedState::Ready(p, hold) => Some((p, hold)),
+            StagedState::Deferred => None,
         };
         let proof = self.prove_region(srs, &input, staged, &mut report)?;
         Ok((proof, report))

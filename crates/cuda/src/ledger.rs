@@ -2,14 +2,14 @@
 //! sets, reservations (partitions staged ahead of their region, the running region's
 //! working memory, parameters on their way up) and claims.
 //!
-//! A partition that found no staging slot is uploaded inside its kernel region. Before it
-//! takes the region lock it waits here, holding nothing, until its bytes are free
-//! ([`Ledger::reserve_waiting`]): a partition staged by the other worker holds them until
-//! its own region has run, and that region needs the lock (taking the lock first and
-//! failing for lack of memory is what an 80 GB card, where one 32 GiB partition fits at a
-//! time, did to every proof). Meanwhile the waiting partition holds a claim: staging
-//! another partition must leave the claimed room, or a worker that stages its next
-//! partition as soon as its region ends would keep the waiting one out for good.
+//! A partition is staged before its worker takes the kernel lock. When its bytes are not
+//! free it waits there, holding nothing but a claim, until they are
+//! ([`Ledger::reserve_slot`]): a partition staged by the other worker holds them until its
+//! own region has run, and that region needs the lock. (Taking the lock first and waiting
+//! or failing there is what an 80 GB card, where one 32 GiB partition fits at a time, did
+//! to every proof.) The claim is room that staging another partition must leave free, or
+//! a worker that stages its next partition as soon as its region ends would keep the
+//! waiting one out for good.
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -37,7 +37,7 @@ pub(crate) struct State {
     reserved: u64,
     /// Of `reserved`, the working memory of the region that runs (one at a time).
     working: u64,
-    /// Room promised to partitions that will upload inside their region.
+    /// Room promised to partitions waiting for their staging room.
     claimed: u64,
     /// Reservations released so far (what a waiting reservation watches).
     releases: u64,
@@ -74,8 +74,8 @@ impl Drop for Reservation {
     }
 }
 
-/// Room that staging leaves free for a partition's upload inside its region, until
-/// dropped (once that upload has reserved it, or with the partition).
+/// Room that staging leaves free for a partition waiting for it, until dropped (once
+/// the wait has reserved it, or given up).
 pub(crate) struct Claim {
     shared: Arc<Shared>,
     bytes: u64,
@@ -137,13 +137,13 @@ impl Ledger {
         true
     }
 
-    /// Reserves `bytes` for a partition that uploads inside its region, when one region's
+    /// Reserves `bytes` for a partition waiting for its staging room, when one region's
     /// working memory (the running one's, or `working_extra`) still fits beside them,
     /// evicting idle resident parameters if needed; waits up to `slice` for a reservation
     /// to be released when they do not fit yet. `Err(true)`: not yet, call again (after
     /// releasing what may be released); `Err(false)`: they cannot fit, nothing reserved
     /// is left to wait for.
-    pub fn reserve_waiting(
+    fn reserve_waiting(
         &self,
         bytes: u64,
         working_extra: u64,
@@ -194,8 +194,8 @@ impl Ledger {
     /// Reserves `need` bytes for a partition staged ahead of its region, when what stays
     /// free afterwards still holds one region's working memory (the running one's, or
     /// `working_extra` for the next), `srs_to_come` (parameters not yet uploaded) and
-    /// every claim. None: the partition uploads inside its region.
-    pub fn reserve_staging(
+    /// every claim. None: not now.
+    fn reserve_staging(
         &self,
         need: u64,
         srs_to_come: u64,
@@ -208,8 +208,38 @@ impl Ledger {
         Some(self.hold(&mut st, need, false))
     }
 
-    /// Promises `bytes` to a partition that will upload inside its region.
-    pub fn claim(&self, bytes: u64) -> Claim {
+    /// Reserves `need` bytes for a partition staged ahead of its region: at once when
+    /// [`Self::reserve_staging`] allows, else waiting (in `slice`s, holding a claim) until
+    /// they fit beside one region's working memory, for at most `limit`. `before_try`
+    /// runs before every attempt: it frees partitions whose region has ended and returns
+    /// the bytes of parameters still to come. Returns the reservation and the time
+    /// waited; `None` when the bytes cannot fit (nothing reserved is left to wait for) or
+    /// `limit` passed.
+    pub fn reserve_slot(
+        &self,
+        need: u64,
+        working_extra: u64,
+        slice: Duration,
+        limit: Duration,
+        mut before_try: impl FnMut() -> u64,
+    ) -> Option<(Reservation, Duration)> {
+        let t = Instant::now();
+        if let Some(hold) = self.reserve_staging(need, before_try(), working_extra) {
+            return Some((hold, Duration::ZERO));
+        }
+        let _claim = self.claim(need);
+        loop {
+            let after = working_extra + before_try();
+            match self.reserve_waiting(need, after, slice) {
+                Ok(hold) => return Some((hold, t.elapsed())),
+                Err(true) if t.elapsed() < limit => {}
+                Err(_) => return None,
+            }
+        }
+    }
+
+    /// Promises `bytes` to a partition waiting for its staging room.
+    fn claim(&self, bytes: u64) -> Claim {
         self.state().claimed += bytes;
         Claim {
             shared: self.shared.clone(),
@@ -252,13 +282,12 @@ mod tests {
     }
 
     #[test]
-    fn a_deferred_upload_keeps_its_room_from_staging() {
+    fn a_waiting_partition_keeps_its_room_from_staging() {
         let (ledger, _params) = one_slot_card();
         let (slot, work) = (16 * GIB, 14 * GIB);
         // Worker A's partition is staged; it has not taken the region lock yet.
         let a1 = ledger.reserve_staging(slot, 0, work).unwrap();
-        // Worker B finds no slot: it claims room and waits for its upload's bytes
-        // instead of taking the lock and failing there.
+        // Worker B finds no room: it claims it and waits, before the lock.
         assert!(ledger.reserve_staging(slot, 0, work).is_none());
         let b_claim = ledger.claim(slot);
         assert!(matches!(
@@ -271,16 +300,16 @@ mod tests {
         drop(a_work);
         drop(a1);
         assert!(ledger.reserve_staging(slot, 0, work).is_none());
-        let b_upload = ledger
+        let b_staged = ledger
             .reserve_waiting(slot, work, Duration::ZERO)
             .ok()
             .unwrap();
         drop(b_claim);
-        // B's region: its upload and working memory leave no room to stage.
+        // B's region: its partition and working memory leave no room to stage.
         let b_work = ledger.reserve_working(work).unwrap();
         assert!(ledger.reserve_staging(slot, 0, work).is_none());
         drop(b_work);
-        drop(b_upload);
+        drop(b_staged);
         assert!(ledger.reserve_staging(slot, 0, work).is_some());
     }
 
@@ -310,9 +339,9 @@ mod tests {
     }
 
     #[test]
-    fn a_deferred_upload_leaves_room_for_the_staged_partition_s_region() {
+    fn a_waiting_partition_leaves_room_for_the_staged_partition_s_region() {
         // Two partitions fit beside the parameters, not two and a region's working
-        // memory: the deferred upload must not take what the staged one's region needs.
+        // memory: the waiting partition must not take what the staged one's region needs.
         let ledger = Ledger::new(95 * GIB);
         let _params = ledger.reserve(54 * GIB, false).unwrap();
         let (slot, work) = (16 * GIB, 14 * GIB);
@@ -328,6 +357,67 @@ mod tests {
         assert!(ledger.reserve_waiting(slot, work, Duration::ZERO).is_ok());
     }
 
+    /// Two prover workers on a card with room for one staged partition, as the engine
+    /// runs them: each stages (waiting for its room) before it takes the kernel lock,
+    /// reserves its region's working memory inside it, and frees its partition after it.
+    /// Every region must find its memory; none may wait for the other worker's.
+    #[test]
+    fn two_workers_with_one_slot_prove_every_partition() {
+        let (ledger, _params) = one_slot_card();
+        let (slot, work) = (16 * GIB, 14 * GIB);
+        let kernel_lock = Mutex::new(());
+        let finished: Mutex<Vec<Reservation>> = Mutex::new(Vec::new());
+        let release = || std::mem::take(&mut *finished.lock().unwrap());
+        let waited = Mutex::new(Duration::ZERO);
+        let worker = || {
+            for _ in 0..25 {
+                let (part, w) = ledger
+                    .reserve_slot(
+                        slot,
+                        work,
+                        Duration::from_millis(5),
+                        Duration::from_secs(60),
+                        || {
+                            drop(release());
+                            0
+                        },
+                    )
+                    .expect("the room of a staging slot");
+                *waited.lock().unwrap() += w;
+                let region = kernel_lock.lock().unwrap();
+                let working = ledger.reserve_working(work).expect("the region's memory");
+                drop(working);
+                finished.lock().unwrap().push(part);
+                drop(region);
+                drop(release());
+            }
+        };
+        std::thread::scope(|s| {
+            s.spawn(worker);
+            s.spawn(worker);
+        });
+        assert_eq!(ledger.free(), 75 * GIB - 44 * GIB);
+        let st = ledger.state();
+        assert_eq!((st.reserved, st.working, st.claimed), (44 * GIB, 0, 0));
+    }
+
+    #[test]
+    fn a_slot_wait_gives_up_when_nothing_can_free_the_room() {
+        let ledger = Ledger::new(30 * GIB);
+        let t = Instant::now();
+        // 20 GiB beside a region's 14 GiB: never, and nothing reserved can change that.
+        let got = ledger.reserve_slot(
+            20 * GIB,
+            14 * GIB,
+            Duration::from_millis(5),
+            Duration::from_secs(60),
+            || 0,
+        );
+        assert!(got.is_none());
+        assert!(t.elapsed() < Duration::from_secs(10));
+        assert_eq!(ledger.state().claimed, 0);
+    }
+
     #[test]
     fn a_wait_with_nothing_reserved_fails_at_once() {
         let ledger = Ledger::new(10 * GIB);
@@ -340,9 +430,9 @@ mod tests {
     }
 
     #[test]
-    fn without_the_wait_the_upload_finds_its_room_taken() {
-        // What the region did before it waited: the deferred upload, attempted while the
-        // other worker's staged partition still holds its slot, does not fit.
+    fn without_the_wait_the_room_is_taken() {
+        // What a region that uploads its partition itself finds while the other worker's
+        // staged partition still holds the room: it does not fit.
         let (ledger, _params) = one_slot_card();
         let (slot, work) = (16 * GIB, 14 * GIB);
         let a1 = ledger.reserve_staging(slot, 0, work).unwrap();

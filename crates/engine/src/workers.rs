@@ -175,7 +175,7 @@ fn log_partition(
         job = %job.id, kind = job.kind, partition, device, worker,
         stage_ms = phase("stage"), stage_register_ms = phase("stage_register"),
         stage_copy_ms = phase("stage_copy"), stage_copy_wait_ms = phase("stage_copy_wait"),
-        lock_wait_ms = ms(lock_wait), upload_wait_ms = phase("upload_wait"),
+        lock_wait_ms = ms(lock_wait), slot_wait_ms = phase("slot_wait"),
         upload_ms = phase("upload"),
         srs_upload_ms = phase("srs_upload"), stage_wait_ms = phase("stage_wait"),
         region_setup_ms = phase("region_setup"), ntt_h_ms = phase("ntt_h"),

@@ -114,10 +114,10 @@ fn ms(d: Duration) -> f64 {
 
 /// Phases shown in the table, in order.
 const PHASES: &[&str] = &[
+    "slot_wait",
     "stage",
     "stage_copy",
     "stage_copy_wait",
-    "upload_wait",
     "upload",
     "srs_upload",
     "stage_wait",
