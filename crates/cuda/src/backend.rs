@@ -13,6 +13,8 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use cudarc::driver::{CudaEvent, CudaSlice};
+
 use filprove_groth16::{
     check_shapes, Backend, Direction, KeyShape, Proof, ProofInput, ProveError, ProveReport,
     ProvingAssignment, Srs, Staged,
@@ -33,7 +35,7 @@ const MARGIN_BYTES: u64 = 2 << 30;
 /// How long a partition waits for its staging room between releases of finished
 /// partitions, and in all (regions take seconds; past the limit the proof fails with
 /// `DeviceOutOfMemory`).
-const SLOT_WAIT_SLICE: Duration = Duration::from_millis(50);
+const SLOT_WAIT_SLICE: Duration = Duration::from_millis(10);
 const SLOT_WAIT_LIMIT: Duration = Duration::from_secs(300);
 
 /// The GPU prover on one device.
@@ -47,6 +49,25 @@ pub struct CudaBackend {
     region_bounce: Mutex<Option<Bounce>>,
     // Partitions whose proof completed, freed by `release_finished` outside the region.
     finished: Mutex<Vec<(Box<StagedPartition>, Reservation)>>,
+    // a and b of partitions whose H MSM is queued, freed by `release_finished` once it
+    // has run (a waiting partition's staging polls for them).
+    spent: Mutex<Vec<Spent>>,
+}
+
+/// A partition's a and b once nothing queued after the H MSM reads them, and their
+/// reservation: freed when `done` (recorded after that MSM) has completed.
+struct Spent {
+    done: CudaEvent,
+    _ab: [CudaSlice<u8>; 2],
+    _hold: Reservation,
+}
+
+impl Drop for Spent {
+    fn drop(&mut self) {
+        // At once from `release_finished`; otherwise (an error, the backend dropped) the
+        // kernels reading the buffers must finish before they are freed.
+        let _ = self.done.synchronize();
+    }
 }
 
 /// What [`CudaBackend::stage`] hands to [`CudaBackend::prove_staged`].
@@ -91,6 +112,7 @@ impl CudaBackend {
             stage_bounce: Mutex::new(None),
             region_bounce: Mutex::new(None),
             finished: Mutex::new(Vec::new()),
+            spent: Mutex::new(Vec::new()),
         })
     }
 
@@ -344,10 +366,11 @@ impl CudaBackend {
             }
         }
         let dev = self.resident_for(srs, key, &plan, report)?;
-        let (part, part_hold) = match staged {
+        let (part, mut part_hold) = match staged {
             Some(staged) => staged,
             None => self.upload_in_region(asg, shape, plan.staged_bytes, report)?,
         };
+        let ab_hold = part_hold.split_off(shape.ab_bytes());
         let work_hold = self
             .memory
             .reserve_working(plan.working_extra())
@@ -368,9 +391,18 @@ impl CudaBackend {
             register_behind_h: self.register_behind_h(),
             lock: region_lock,
         };
-        region.prove(clock, report, |part| {
-            self.retire(part, part_hold, work_hold)
-        })
+        region.prove(
+            clock,
+            report,
+            |ab, done| {
+                lock(&self.spent).push(Spent {
+                    done,
+                    _ab: ab,
+                    _hold: ab_hold,
+                })
+            },
+            |part| self.retire(part, part_hold, work_hold),
+        )
     }
 
     /// Uploads the partition inside the region (without pre-staging, or without memory
@@ -477,6 +509,15 @@ impl Backend for CudaBackend {
     }
 
     fn release_finished(&self) {
+        let spent: Vec<Spent> = {
+            let mut all = lock(&self.spent);
+            let (done, running) = std::mem::take(&mut *all)
+                .into_iter()
+                .partition(|s| s.done.is_complete());
+            *all = running;
+            done
+        };
+        drop(spent);
         let parts = std::mem::take(&mut *lock(&self.finished));
         if parts.is_empty() {
             return;

@@ -74,6 +74,19 @@ impl Drop for Reservation {
     }
 }
 
+impl Reservation {
+    /// Splits `bytes` off into a reservation of their own (released on its own).
+    pub fn split_off(&mut self, bytes: u64) -> Reservation {
+        let bytes = bytes.min(self.bytes);
+        self.bytes -= bytes;
+        Reservation {
+            shared: self.shared.clone(),
+            bytes,
+            working: self.working,
+        }
+    }
+}
+
 /// Room that staging leaves free for a partition waiting for it, until dropped (once
 /// the wait has reserved it, or given up).
 pub(crate) struct Claim {
@@ -399,6 +412,27 @@ mod tests {
         assert_eq!(ledger.free(), 75 * GIB - 44 * GIB);
         let st = ledger.state();
         assert_eq!((st.reserved, st.working, st.claimed), (44 * GIB, 0, 0));
+    }
+
+    #[test]
+    fn the_next_partition_stages_once_the_running_one_s_a_and_b_are_freed() {
+        // An 80 GB card: parameters, one partition (a and b 8 GiB, aux 4 GiB) and a
+        // region's working memory; the next partition fits once a and b are freed.
+        let (ledger, _params) = one_slot_card();
+        let (ab, aux, work) = (8 * GIB, 4 * GIB, 14 * GIB);
+        let mut running = ledger.reserve_staging(ab + aux, 0, work).unwrap();
+        let ab_hold = running.split_off(ab);
+        let region = ledger.reserve_working(work).unwrap();
+        assert!(ledger.reserve_staging(ab + aux, 0, work).is_none());
+        // The H MSM has run: a and b go, aux and the working memory stay.
+        drop(ab_hold);
+        let next = ledger.reserve_staging(ab + aux, 0, work).unwrap();
+        // The next region's working memory fits once the running one has ended.
+        drop(region);
+        drop(running);
+        let next_region = ledger.reserve_working(work).unwrap();
+        drop((next, next_region));
+        assert_eq!(ledger.free(), 75 * GIB - 44 * GIB);
     }
 
     #[test]

@@ -8,6 +8,9 @@ use crate::msm::{self, Curve, G1, G2};
 use crate::ntt;
 
 const FR: u64 = 32;
+
+/// The staged a and b among a phase's allocations (freed once the H MSM has run).
+const STAGED_AB: &str = "staged a, b";
 const GIB: f64 = (1u64 << 30) as f64;
 
 /// The sizes that decide a partition's memory: its domain and its parameter sections.
@@ -62,9 +65,20 @@ impl Shape {
         (self.m() - 1) * G1::AFFINE_BYTES as u64
     }
 
-    /// Bytes staged per partition: a, b, c padded to the domain, and the aux witness.
+    /// Bytes staged per partition: a and b padded to the domain, the aux witness and the
+    /// density bitmaps.
     pub fn staged_bytes(&self) -> u64 {
-        3 * self.m() * FR + self.n_aux * FR + 2 * self.n_aux.div_ceil(64) * 8
+        self.ab_bytes() + self.aux_bytes()
+    }
+
+    /// Of the staged bytes, a and b: nothing reads them after the H MSM.
+    pub fn ab_bytes(&self) -> u64 {
+        2 * self.m() * FR
+    }
+
+    /// Of the staged bytes, the aux witness and the density bitmaps (read to the end).
+    fn aux_bytes(&self) -> u64 {
+        self.n_aux * FR + 2 * self.n_aux.div_ceil(64) * 8
     }
 }
 
@@ -90,6 +104,8 @@ pub struct Allocation {
     pub name: &'static str,
     /// Bytes.
     pub bytes: u64,
+    /// Part of the staged partition (else the region's working memory).
+    pub staged: bool,
 }
 
 /// The allocations of one phase of the kernel region (beyond resident parameters and the
@@ -106,6 +122,15 @@ impl PhasePlan {
     /// Bytes live in this phase.
     pub fn bytes(&self) -> u64 {
         self.live.iter().map(|a| a.bytes).sum()
+    }
+
+    /// Of them, the region's working memory (not the staged partition's).
+    pub fn working_bytes(&self) -> u64 {
+        self.live
+            .iter()
+            .filter(|a| !a.staged)
+            .map(|a| a.bytes)
+            .sum()
     }
 }
 
@@ -148,9 +173,35 @@ impl VramPlan {
         srs + self.staging_slots.saturating_sub(1) * self.staged_bytes + self.working_peak()
     }
 
-    /// Bytes reserved for the kernel region beyond the partition's staged buffers.
+    /// Whether one more partition than the slots fits once the region's H MSM has run:
+    /// the region then holds its aux witness and working memory only, and the ledger
+    /// admits the next partition's staging as soon as its a and b are freed.
+    pub fn stages_after_h(&self) -> bool {
+        let after_h = self
+            .phases
+            .iter()
+            .filter(|p| {
+                !p.live
+                    .iter()
+                    .any(|a| a.staged && a.bytes == self.shape.ab_bytes())
+            })
+            .map(|p| p.bytes())
+            .max()
+            .unwrap_or(0);
+        let srs = if self.resident { self.srs_bytes } else { 0 };
+        self.staging_slots >= 1
+            && srs + self.staging_slots * self.staged_bytes + after_h <= self.budget
+    }
+
+    /// Bytes reserved for the kernel region beyond the partition's staged buffers: its
+    /// largest working memory of any phase (once a and b are freed after the H MSM, the
+    /// A MSM's scalars and scratch are the largest).
     pub fn working_extra(&self) -> u64 {
-        self.working_peak().saturating_sub(self.staged_bytes)
+        self.phases
+            .iter()
+            .map(|p| p.working_bytes())
+            .max()
+            .unwrap_or(0)
     }
 }
 
@@ -163,10 +214,30 @@ fn scratch<C: Curve>(n: u64, batch: u64) -> u64 {
 fn phases(s: &Shape, batch: u64, resident: bool, folded_h: bool) -> Vec<PhasePlan> {
     let m = s.m();
     let (g1, g2) = (G1::AFFINE_BYTES as u64, G2::AFFINE_BYTES as u64);
-    let a = |name, bytes| Allocation { name, bytes };
-    // The staged buffers (a, b, c, aux, bitmaps) stay allocated for the whole region: H
-    // is computed in place in a, b and c, and they are freed after the final sync.
-    let staged = || a("staged a, b, c, aux", s.staged_bytes());
+    let work = |name, bytes| Allocation {
+        name,
+        bytes,
+        staged: false,
+    };
+    // The staged a and b live until the H MSM has run (H is computed in place in a); the
+    // aux witness and the bitmaps until the region ends.
+    let staged = |with_ab: bool| {
+        let aux = Allocation {
+            name: "staged aux, bitmaps",
+            bytes: s.aux_bytes(),
+            staged: true,
+        };
+        let ab = Allocation {
+            name: STAGED_AB,
+            bytes: s.ab_bytes(),
+            staged: true,
+        };
+        if with_ab {
+            vec![ab, aux]
+        } else {
+            vec![aux]
+        }
+    };
     // Streamed parameters: two batch-sized slots of bases, filled in turn.
     let slots = |n: u64, bytes: u64| {
         if resident {
@@ -176,30 +247,28 @@ fn phases(s: &Shape, batch: u64, resident: bool, folded_h: bool) -> Vec<PhasePla
         }
     };
     // An MSM phase over `n` points of `bytes` each, with its scalars when gathered.
-    let msm = |phase, n: u64, bytes: u64, scalar: Option<Allocation>, c: u64| PhasePlan {
-        phase,
-        live: [
-            Some(staged()),
-            scalar,
-            Some(a("MSM scratch", c)),
-            Some(a("streamed bases", slots(n, bytes))),
-        ]
-        .into_iter()
-        .flatten()
-        .collect(),
+    let msm = |phase, with_ab, n: u64, bytes: u64, scalar: Option<Allocation>, c: u64| {
+        let mut live = staged(with_ab);
+        live.extend(scalar);
+        live.push(work("MSM scratch", c));
+        live.push(work("streamed bases", slots(n, bytes)));
+        PhasePlan { phase, live }
     };
-    let b_scalars = || Some(a("B scalars", s.b_len * FR));
+    let b_scalars = || Some(work("B scalars", s.b_len * FR));
+    let mut ntt_h = staged(true);
+    ntt_h.extend([
+        work("c", m * FR),
+        work("twiddles", ntt::twiddle_count(s.lg) as u64 * FR),
+        work("coset tables", ntt::scale_table_bytes(s.lg)),
+    ]);
     vec![
         PhasePlan {
             phase: "ntt_h",
-            live: vec![
-                staged(),
-                a("twiddles", ntt::twiddle_count(s.lg) as u64 * FR),
-                a("coset tables", ntt::scale_table_bytes(s.lg)),
-            ],
+            live: ntt_h,
         },
         msm(
             "msm_h",
+            true,
             m - 1,
             g1,
             None,
@@ -209,16 +278,25 @@ fn phases(s: &Shape, batch: u64, resident: bool, folded_h: bool) -> Vec<PhasePla
                 scratch::<G1>(m - 1, batch)
             },
         ),
-        msm("msm_l", s.n_aux, g1, None, scratch::<G1>(s.n_aux, batch)),
+        msm(
+            "msm_l",
+            false,
+            s.n_aux,
+            g1,
+            None,
+            scratch::<G1>(s.n_aux, batch),
+        ),
         msm(
             "msm_a",
+            false,
             s.a_len,
             g1,
-            Some(a("A scalars", s.a_len * FR)),
+            Some(work("A scalars", s.a_len * FR)),
             scratch::<G1>(s.a_len, batch),
         ),
         msm(
             "msm_b_g1",
+            false,
             s.b_len,
             g1,
             b_scalars(),
@@ -226,6 +304,7 @@ fn phases(s: &Shape, batch: u64, resident: bool, folded_h: bool) -> Vec<PhasePla
         ),
         msm(
             "msm_b_g2",
+            false,
             s.b_len,
             g2,
             b_scalars(),
@@ -265,16 +344,17 @@ pub fn plan(shape: Shape, input: PlanInput) -> Result<VramPlan, String> {
         b /= 2;
     }
     for &(resident, folded_h) in resident_choices {
-        for slots in (0..=input.staging_slots).rev() {
-            // Folded H only with the fastest staging and whole MSMs.
-            if folded_h && slots < input.staging_slots {
-                continue;
-            }
-            for &b in &batches {
-                if folded_h && b < cap {
-                    continue;
+        // The fitting plan with the most partitions staged ahead of a region, then the
+        // largest batch; but one slot fewer at a larger batch where one more partition is
+        // staged once the region's H MSM has run (as many ahead, in effect).
+        let (notes, batches) = (&notes, &batches);
+        let mut fitting = (0..=input.staging_slots).rev().flat_map(move |slots| {
+            batches.iter().filter_map(move |&b| {
+                // Folded H only with the fastest staging and whole MSMs.
+                if folded_h && (slots < input.staging_slots || b < cap) {
+                    return None;
                 }
-                let mut p = VramPlan {
+                let p = VramPlan {
                     shape,
                     budget: input.budget,
                     resident,
@@ -287,33 +367,45 @@ pub fn plan(shape: Shape, input: PlanInput) -> Result<VramPlan, String> {
                     phases: phases(&shape, b, resident, folded_h),
                     notes: notes.clone(),
                 };
-                if p.peak() > input.budget {
-                    continue;
-                }
-                if input.allow_resident && input.allow_folded_h && resident && !folded_h {
-                    p.notes.push(format!(
-                        "H's bases not folded: {:.1} GiB more do not fit",
-                        shape.folded_h_bytes() as f64 / GIB
-                    ));
-                }
-                if input.allow_resident && !resident {
-                    p.notes.push(format!(
-                        "parameters streamed: {:.1} GiB of them do not fit beside the working set",
-                        p.srs_bytes as f64 / GIB
-                    ));
-                }
-                if slots < input.staging_slots {
-                    p.notes.push(format!(
-                        "{slots} of {} partitions pre-staged: device memory",
-                        input.staging_slots
-                    ));
-                }
-                if b < cap {
-                    p.notes.push(format!("MSMs in batches of {b} points"));
-                }
-                return Ok(p);
-            }
+                (p.peak() <= input.budget).then_some(p)
+            })
+        });
+        let Some(first) = fitting.next() else {
+            continue;
+        };
+        let fewer = fitting
+            .find(|p| p.staging_slots + 1 == first.staging_slots)
+            .filter(|p| p.batch > first.batch && p.stages_after_h());
+        let mut p = fewer.unwrap_or(first);
+        let (slots, b) = (p.staging_slots, p.batch);
+        if input.allow_resident && input.allow_folded_h && resident && !folded_h {
+            p.notes.push(format!(
+                "H's bases not folded: {:.1} GiB more do not fit",
+                shape.folded_h_bytes() as f64 / GIB
+            ));
         }
+        if input.allow_resident && !resident {
+            p.notes.push(format!(
+                "parameters streamed: {:.1} GiB of them do not fit beside the working set",
+                p.srs_bytes as f64 / GIB
+            ));
+        }
+        if slots < input.staging_slots && p.stages_after_h() {
+            p.notes.push(format!(
+                "{slots} of {} partitions pre-staged beside a whole region, one more once \
+                 its H MSM has run (a and b freed)",
+                input.staging_slots
+            ));
+        } else if slots < input.staging_slots {
+            p.notes.push(format!(
+                "{slots} of {} partitions pre-staged: device memory",
+                input.staging_slots
+            ));
+        }
+        if b < cap {
+            p.notes.push(format!("MSMs in batches of {b} points"));
+        }
+        return Ok(p);
     }
     Err(format!(
         "a partition of domain 2^{} needs more than the {:.1} GiB device-memory budget \
@@ -345,7 +437,7 @@ impl fmt::Display for VramPlan {
         )?;
         writeln!(
             f,
-            "staged partition (a, b, c, aux): {:.2} GiB x {} slot(s){}",
+            "staged partition (a, b, aux): {:.2} GiB x {} slot(s){}",
             g(self.staged_bytes),
             self.staging_slots,
             if self.staging_slots == 0 {
@@ -433,6 +525,33 @@ mod tests {
         .unwrap();
         assert!(!off.resident);
         assert!(plan(s, input(16)).is_err());
+    }
+
+    #[test]
+    fn an_80_gb_card_stages_the_next_partition_once_h_has_run() {
+        // An H100 80GB's budget: the parameters and one staged partition beside a whole
+        // region at whole-domain batches; a second one only after the region's H MSM.
+        let s = Shape::porep_32g();
+        let p = plan(s, input(75)).unwrap();
+        assert!(p.resident && !p.folded_h, "{p}");
+        assert_eq!(p.staging_slots, 1, "{p}");
+        assert!(p.stages_after_h(), "{p}");
+        assert!(p.batch >= 1 << 26, "{p}");
+        // What the ledger admits while the region runs its MSMs after H: the parameters,
+        // the region's aux witness and working memory, the next partition.
+        let aux = s.staged_bytes() - s.ab_bytes();
+        assert!(p.srs_bytes + aux + p.working_extra() + s.staged_bytes() <= 75 * GB);
+        // ... and not before: a and b still held.
+        assert!(p.srs_bytes + 2 * s.staged_bytes() + p.working_extra() > 75 * GB);
+        // Every phase fits in the partition's bytes and the working reservation.
+        for ph in &p.phases {
+            assert!(ph.bytes() <= s.staged_bytes() + p.working_extra(), "{p}");
+        }
+        assert!(p.notes.iter().any(|n| n.contains("once its H MSM")), "{p}");
+        // Where two fit beside a whole region, both are staged ahead.
+        let h200 = plan(s, input(136)).unwrap();
+        assert_eq!(h200.staging_slots, 2);
+        assert!(!h200.notes.iter().any(|n| n.contains("once its H MSM")));
     }
 
     #[test]

@@ -12,7 +12,7 @@ mod clock;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaEvent, CudaSlice, PushKernelArg};
 use filprove_groth16::{
     assemble, Direction, Fr, MsmResults, Proof, ProofInput, ProveError, ProveReport, Srs,
 };
@@ -42,6 +42,10 @@ pub(crate) fn bounce<'s>(
         .ok_or_else(|| ProveError::Invalid("bounce buffers".into()))
 }
 
+fn released() -> ProveError {
+    ProveError::Invalid("the partition's a and b were already released".into())
+}
+
 /// How the MSMs run (from the device-memory plan and the options).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct MsmSettings {
@@ -66,7 +70,7 @@ pub(crate) struct Region<'a> {
     pub lg: u32,
     /// The parameters in device memory, or None when their bases are streamed.
     pub dev: Option<Arc<DeviceSrs>>,
-    /// The partition's device buffers (a, b, c, aux, density words).
+    /// The partition's device buffers (a, b, aux, density words).
     pub part: Box<StagedPartition>,
     /// The pinned buffers that stream the bases when the parameters are not resident.
     pub bounce: &'a Mutex<Option<Bounce>>,
@@ -91,13 +95,16 @@ struct Queued {
 
 impl Region<'_> {
     /// Proves on the device: H's coefficients by NTTs, then the H, L, A, B_G1 and B_G2
-    /// MSMs, one host wait for the five sums, and the proof assembled from them. `retire`
-    /// takes the partition once every kernel reading it has completed, before the lock is
+    /// MSMs, one host wait for the five sums, and the proof assembled from them. `spend`
+    /// takes the partition's a and b with an event recorded after the last kernel that
+    /// reads them (the H MSM's), as soon as that MSM is queued. `retire` takes the rest of
+    /// the partition once every kernel reading it has completed, before the lock is
     /// released; the device buffers of the results and the clock's events are freed after.
     pub fn prove(
         mut self,
         mut clock: PhaseClock<'_>,
         report: &mut ProveReport,
+        spend: impl FnOnce([CudaSlice<u8>; 2], CudaEvent),
         retire: impl FnOnce(Box<StagedPartition>),
     ) -> Result<Proof, ProveError> {
         clock.begin(report)?;
@@ -106,6 +113,10 @@ impl Region<'_> {
         let mut slot = self.bounce.lock().unwrap_or_else(|p| p.into_inner());
         let mut msms = self.msms(&mut slot)?;
         let h = clock.phase("msm_h", || self.msm_h(&mut msms, report))?;
+        // Nothing after the H MSM reads a or b: their memory can take the next partition.
+        if let Some(ab) = self.part.ab.take() {
+            spend(ab, self.gpu.record(self.gpu.stream())?);
+        }
         // The H MSM (the region's longest work) is queued and the host has nothing to do
         // until L's scalar counts.
         self.register_behind_h(report);
@@ -157,11 +168,24 @@ impl Region<'_> {
         Ok(())
     }
 
-    /// H's coefficients, in place in the staged a (b and c become scratch).
+    /// H's coefficients, in place in the staged a (b and c are scratch; c is the region's
+    /// own memory, freed in stream order once the transforms are queued).
     fn compute_h(&mut self) -> Result<(), ProveError> {
         let plan = NttPlan::new(self.gpu, self.lg)?;
-        let [a, b, c] = &mut self.part.abc;
-        ntt::compute_h_in_place(self.gpu, &plan, [a, b, c])
+        let gpu = self.gpu;
+        let mut c = gpu.alloc::<u8>((1usize << self.lg) * 32)?;
+        let Some([a, b]) = self.part.ab.as_mut() else {
+            return Err(released());
+        };
+        ntt::compute_h_in_place(gpu, &plan, [a, b, &mut c])
+    }
+
+    /// H's coefficients (in the staged a).
+    fn h_coefficients(&self) -> Result<&CudaSlice<u8>, ProveError> {
+        match &self.part.ab {
+            Some([h, _]) => Ok(h),
+            None => Err(released()),
+        }
     }
 
     /// `<h, H's coefficients>` (m - 1 of them).
@@ -173,11 +197,11 @@ impl Region<'_> {
         let n = (1usize << self.lg) - 1;
         let folded = self.dev.as_deref().and_then(|d| d.folded_h(n));
         if let (Some(folded), false) = (folded, msms.settings.sync_per_batch) {
-            return msms.run_folded(folded, &self.part.abc[0], n);
+            return msms.run_folded(folded, self.h_coefficients()?, n);
         }
         let host = &self.srs.h[..self.srs.h.len().min(n)];
         let bases = self.g1(|d| &d.h, host);
-        msms.run::<G1>(bases, &self.part.abc[0], n, false, "msm_h", report)
+        msms.run::<G1>(bases, self.h_coefficients()?, n, false, "msm_h", report)
     }
 
     /// Page-locks, piece by piece until the compute stream runs dry (where it delays no

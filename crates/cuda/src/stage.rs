@@ -1,7 +1,7 @@
 //! Per-partition staging: the host vectors the kernels read (a, b, the aux witness and the
-//! density bitmaps) copied into device buffers sized by the plan, beside a device buffer for
-//! c, which the kernels form from a and b (a satisfying witness has c = a*b; the host holds
-//! no c). Pre-staged, this
+//! density bitmaps) copied into device buffers sized by the plan (c is formed by the
+//! kernels from a and b in the region's own memory: a satisfying witness has c = a*b; the
+//! host holds no c). Pre-staged, this
 //! runs before the kernel lock on the copy stream from page-locked memory (registered in
 //! place, or through pinned bounce buffers) and the kernels wait on its event, not on the
 //! host; naive, it runs inside the kernel region on the compute stream from pageable
@@ -46,9 +46,10 @@ impl HostPath {
 pub struct StagedPartition {
     /// log2 of the domain.
     pub lg: u32,
-    /// a and b, each 2^lg Fr, zero padded, and the 2^lg Fr of device memory where H's
-    /// transforms form c (not staged; uninitialised until then).
-    pub abc: [CudaSlice<u8>; 3],
+    /// a and b, each 2^lg Fr, zero padded (H's coefficients end in a). The region takes
+    /// them once the H MSM is queued: the next partition's staging may use their memory
+    /// as soon as that MSM has run.
+    pub ab: Option<[CudaSlice<u8>; 2]>,
     /// The aux witness.
     pub aux: CudaSlice<u8>,
     /// Density bitmap words (A aux, B aux).
@@ -296,7 +297,7 @@ pub fn stage(
         report.add_transfer(phase, Direction::HostToDevice, rest, pinned);
         Ok::<(), ProveError>(())
     };
-    let mut abc = Vec::with_capacity(3);
+    let mut ab = Vec::with_capacity(2);
     for v in [&asg.a, &asg.b] {
         if v.len() > m {
             return Err(ProveError::Invalid(format!(
@@ -315,11 +316,8 @@ pub fn stage(
         calls.mark("alloc");
         send(v, &mut d, &mut report)?;
         calls.mark("copy");
-        abc.push(d);
+        ab.push(d);
     }
-    // c: written in full by H's first kernel.
-    abc.push(gpu.alloc_on::<u8>(stream, m * 32)?);
-    calls.mark("alloc");
     let mut aux = gpu.alloc_on::<u8>(stream, asg.aux_assignment.len() * 32)?;
     calls.mark("alloc");
     send(&asg.aux_assignment, &mut aux, &mut report)?;
@@ -339,12 +337,12 @@ pub fn stage(
         gpu.name(),
         calls.render()
     );
-    let [a, b, c]: [CudaSlice<u8>; 3] = abc
+    let [a, b]: [CudaSlice<u8>; 2] = ab
         .try_into()
-        .map_err(|_| ProveError::Invalid("staging a, b, c".into()))?;
+        .map_err(|_| ProveError::Invalid("staging a, b".into()))?;
     Ok(StagedPartition {
         lg,
-        abc: [a, b, c],
+        ab: Some([a, b]),
         aux,
         a_words,
         b_words,

@@ -453,7 +453,8 @@ fn staging_registers_piece_by_piece_and_bounces_the_rest() {
     let mut bounce = Bounce::new(&gpu, 32 << 20).unwrap();
     let check = |part: &stage::StagedPartition, report: &ProveReport, what: &str| {
         gpu.copy_stream().synchronize().unwrap();
-        for (d, v) in part.abc.iter().zip([&asg.a, &asg.b]) {
+        let ab = part.ab.as_ref().expect("a and b staged");
+        for (d, v) in ab.iter().zip([&asg.a, &asg.b]) {
             let got = common::download(&gpu, d);
             let host = bytes_of(v);
             assert!(got[..host.len()] == *host, "{what}: a/b bytes");
