@@ -289,8 +289,9 @@ impl CudaBackend {
         // Room for this partition, and for the parameters when they are still to come;
         // after it one region's working memory must still fit (the one that runs now,
         // already reserved, or the next), and every partition waiting for its room. Else
-        // it waits here, before the caller's kernel lock, holding nothing: the partition
-        // staged by the other worker frees the room once its region has run.
+        // it waits here, before the caller's kernel lock, holding nothing: the other
+        // worker's partition frees its a and b once its region's H MSM has run, the rest
+        // once the region has ended.
         let (hold, waited) = self
             .memory
             .reserve_slot(

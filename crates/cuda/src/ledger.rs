@@ -5,7 +5,8 @@
 //! A partition is staged before its worker takes the kernel lock. When its bytes are not
 //! free it waits there, holding nothing but a claim, until they are
 //! ([`Ledger::reserve_slot`]): a partition staged by the other worker holds them until its
-//! own region has run, and that region needs the lock. (Taking the lock first and waiting
+//! own region has run its H MSM (a and b) or ended (the rest), and that region needs the
+//! lock. (Taking the lock first and waiting
 //! or failing there is what an 80 GB card, where one 32 GiB partition fits at a time, did
 //! to every proof.) The claim is room that staging another partition must leave free, or
 //! a worker that stages its next partition as soon as its region ends would keep the

@@ -8,10 +8,10 @@ use crate::msm::{self, Curve, G1, G2};
 use crate::ntt;
 
 const FR: u64 = 32;
+const GIB: f64 = (1u64 << 30) as f64;
 
 /// The staged a and b among a phase's allocations (freed once the H MSM has run).
 const STAGED_AB: &str = "staged a, b";
-const GIB: f64 = (1u64 << 30) as f64;
 
 /// The sizes that decide a partition's memory: its domain and its parameter sections.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,11 +180,7 @@ impl VramPlan {
         let after_h = self
             .phases
             .iter()
-            .filter(|p| {
-                !p.live
-                    .iter()
-                    .any(|a| a.staged && a.bytes == self.shape.ab_bytes())
-            })
+            .filter(|p| !p.live.iter().any(|a| a.name == STAGED_AB))
             .map(|p| p.bytes())
             .max()
             .unwrap_or(0);
