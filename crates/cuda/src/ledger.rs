@@ -6,11 +6,10 @@
 //! free it waits there, holding nothing but a claim, until they are
 //! ([`Ledger::reserve_slot`]): a partition staged by the other worker holds them until its
 //! own region has run its H MSM (a and b) or ended (the rest), and that region needs the
-//! lock. (Taking the lock first and waiting
-//! or failing there is what an 80 GB card, where one 32 GiB partition fits at a time, did
-//! to every proof.) The claim is room that staging another partition must leave free, or
-//! a worker that stages its next partition as soon as its region ends would keep the
-//! waiting one out for good.
+//! lock. (Taking the lock first and waiting or failing there is what an 80 GB card, where
+//! one 32 GiB partition fits at a time, did to every proof.) The claim is room that
+//! staging another partition must leave free, or a worker that stages its next partition
+//! as soon as its region ends would keep the waiting one out for good.
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -90,7 +89,7 @@ impl Reservation {
 
 /// Room that staging leaves free for a partition waiting for it, until dropped (once
 /// the wait has reserved it, or given up).
-pub(crate) struct Claim {
+struct Claim {
     shared: Arc<Shared>,
     bytes: u64,
 }
@@ -238,15 +237,15 @@ impl Ledger {
         mut before_try: impl FnMut() -> u64,
     ) -> Option<(Reservation, Duration)> {
         let t = Instant::now();
-        if let Some(hold) = self.reserve_staging(need, before_try(), working_extra) {
+        let mut srs_to_come = before_try();
+        if let Some(hold) = self.reserve_staging(need, srs_to_come, working_extra) {
             return Some((hold, Duration::ZERO));
         }
         let _claim = self.claim(need);
         loop {
-            let after = working_extra + before_try();
-            match self.reserve_waiting(need, after, slice) {
+            match self.reserve_waiting(need, working_extra + srs_to_come, slice) {
                 Ok(hold) => return Some((hold, t.elapsed())),
-                Err(true) if t.elapsed() < limit => {}
+                Err(true) if t.elapsed() < limit => srs_to_come = before_try(),
                 Err(_) => return None,
             }
         }
