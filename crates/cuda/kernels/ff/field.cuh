@@ -77,6 +77,8 @@ struct Field {
     // kernels, which keep few registers live. Against the lo/hi carry-chain CIOS and the
     // multiply-add CIOS, this variant won on both fields (2^27 G1 MSM 1,373 -> 1,188 ms
     // over the two steps; H at 2^27 444 -> 387 ms; docs/decisions/005-field-products.md).
+    // Karatsuba on the halves (252 instead of 288 IMAD.WIDE) was no faster in the G1 MSM
+    // and 2.6 % slower in the G2 one (H100, decision 005).
     static constexpr bool MUL_OUTLINE = N == 12;
 
     __device__ __forceinline__ friend Field operator*(const Field& a, const Field& b) {
