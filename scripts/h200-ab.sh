@@ -14,7 +14,8 @@
 # which fits 80 GB) and
 # adds its phases to the table; a build's mulbench, where there is one, runs once (product
 # rates and checksums: equal checksums mean equal products). Packed binaries (xz) are unpacked first
-# (scripts/device-unpack.sh). For example four affine levels against five, then the
+# (scripts/device-unpack.sh). The table is also written to OUTDIR/table.txt; the per-run
+# logs are packed into OUTDIR/runs.tar.xz (the device tool returns at most 8 files). For example four affine levels against five, then the
 # committed build (scripts/package-base.sh) against the working tree's:
 #   bash scripts/h200-ab.sh $OUT g1,g1split base four:levels=4
 #   REGION=1 bash scripts/h200-ab.sh $OUT ntt,h base@.device/base new@.device
@@ -53,6 +54,8 @@ for r in $(seq 1 "$rounds"); do
         echo "== $name round $r ($dir, ${settings:-no settings}): rc=$status"
     done
 done
+# The table, printed and kept.
+{
 echo
 printf '%-34s' "step total (ms)"
 for v in "$@"; do for r in $(seq 1 "$rounds"); do printf '%14s' "$(variant_name "$v")/$r"; done; done
@@ -86,4 +89,12 @@ if [ "${REGION:-0}" = 1 ]; then
         echo
     done
 fi
+} | tee "$out/table.txt"
+# One archive for the per-run logs.
+(
+    cd "$out" || exit
+    shopt -s nullglob
+    logs=(ab-*.txt region-*.txt mulbench-*.txt)
+    [ ${#logs[@]} -eq 0 ] || { tar -cJf runs.tar.xz "${logs[@]}" && rm -f "${logs[@]}"; }
+)
 exit $rc
