@@ -13,9 +13,10 @@
 # needs more than 100 GB of GPU memory: REGION_LG=26 times a partition of half that size,
 # which fits 80 GB) and
 # adds its phases to the table; a build's mulbench, where there is one, runs once (product
-# rates and checksums: equal checksums mean equal products). Packed binaries (xz) are unpacked first
-# (scripts/device-unpack.sh). The table is also written to OUTDIR/table.txt; the per-run
-# logs are packed into OUTDIR/runs.tar.xz (the device tool returns at most 8 files). For example four affine levels against five, then the
+# rates and checksums: equal checksums mean equal products). Packed binaries (xz) are
+# unpacked first (scripts/device-unpack.sh). The table is also written to
+# OUTDIR/table.txt; the per-run logs are packed into OUTDIR/runs.tar.xz (the device tool
+# returns at most 8 files). For example four affine levels against five, then the
 # committed build (scripts/package-base.sh) against the working tree's:
 #   bash scripts/h200-ab.sh $OUT g1,g1split base four:levels=4
 #   REGION=1 bash scripts/h200-ab.sh $OUT ntt,h base@.device/base new@.device
