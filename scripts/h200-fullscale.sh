@@ -22,9 +22,10 @@
 # the daemon run takes REGISTER_BUDGET_MS ([cuda] register_budget_ms), VRAM_BUDGET_GIB
 # ([cuda] vram_budget: plans as on a smaller GPU, e.g. 75 for an 80 GB card) and
 # MEMORY_BUDGET_GIB.
-# Writes under OUTDIR: the run's JSON log, prove-bench's report, the timeline analysis
-# (GPU busy share, idle gaps, per-partition stages, peak VRAM) and summary.txt, printed
-# last. Nothing is written to the default parameter directory.
+# Writes under OUTDIR: summary.txt (printed last), the timeline figure, and logs.tar.xz
+# with the run's JSON log, prove-bench's report and the timeline analysis (GPU busy share,
+# idle gaps, per-partition stages, peak VRAM). Nothing is written to the default parameter
+# directory.
 set -uo pipefail
 bash "$(dirname "$0")/device-unpack.sh" .device  # binaries packed by package-device.sh
 out="${1:?usage: h200-fullscale.sh OUTDIR porep|post}"
@@ -33,6 +34,16 @@ bin="${FILPROVE_BIN:-.device/filprove}"
 size="${SIZE:-32GiB}"
 work="${FILPROVE_WORK:-/tmp/filprove-fullscale}"
 mkdir -p "$out" "$work"
+# At the end: everything but summary.txt and the timeline figure in one logs.tar.xz (the
+# device tool returns at most 8 files).
+pack_logs() {
+  ( cd "$out" || exit
+    shopt -s nullglob
+    logs=(*.txt *.log *.json)
+    keep=()
+    for f in "${logs[@]}"; do [ "$f" = summary.txt ] || keep+=("$f"); done
+    [ ${#keep[@]} -eq 0 ] || { tar -cJf logs.tar.xz "${keep[@]}" && rm -f "${keep[@]}"; } )
+}
 export RUST_LOG="${RUST_LOG:-info,filprove::timeline=debug,filecoin_proofs=warn,storage_proofs_core=warn,storage_proofs_porep=warn,storage_proofs_post=warn,storage_proofs_update=warn}"
 if [ "$what" = all ]; then
   bash "$0" "$out/porep" porep && bash "$0" "$out/post" post
@@ -106,6 +117,7 @@ TOML
   "$bin" timeline "$out/daemon-run.log" > "$out/daemon-timeline.txt" 2>&1
   grep -E "^(run|device|  )" "$out/daemon-timeline.txt" | head -n 30 >> "$out/summary.txt"
   echo; cat "$out/summary.txt"
+  pack_logs
   exit $rc
 fi
 # Host memory grows as it is used on this machine (MemTotal starts low): budgets are given.
@@ -121,4 +133,5 @@ cat "$out/$what-bench.txt" >> "$out/summary.txt"
 grep -E "^(run|device|  )" "$out/$what-timeline.txt" | head -n 30 >> "$out/summary.txt"
 [ $rc -eq 0 ] || { echo "prove-bench failed (rc $rc):"; grep -iE '"level":"(ERROR|WARN)"' "$out/$what-run.log" | tail -n 5; }
 echo; cat "$out/summary.txt"
+pack_logs
 exit $rc
