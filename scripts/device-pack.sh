@@ -1,6 +1,7 @@
 # Shared by crates/cuda/package-device.sh and scripts/package-base.sh (sourced, not run):
 # mulbench's build and the stripping and xz packing of what goes to the GPU machine
-# (scripts/device-unpack.sh undoes the packing there).
+# (scripts/device-unpack.sh undoes the packing there). The device scripts (h200-ab.sh,
+# h200-fullscale.sh) source it for archive_logs.
 
 # build_mulbench SOURCE_TREE OUT: crates/cuda/bench/mulbench.cu of SOURCE_TREE into OUT,
 # linked against the CUDA runtime beside the repo's pip-installed nvcc ($root/.cuda);
@@ -22,4 +23,21 @@ pack() {
     [ ${#present[@]} -gt 0 ] || return 0
     strip "${present[@]}" 2>/dev/null || true
     printf '%s\0' "${present[@]}" | xargs -0 -P 2 -n 1 xz -6 -f
+}
+
+# archive_logs DIR ARCHIVE KEEP PATTERN...: moves DIR's files that match the patterns,
+# all but KEEP, into DIR/ARCHIVE (tar, xz): the device tool returns at most 8 files.
+archive_logs() {
+    local dir=$1 archive=$2 keep=$3
+    shift 3
+    (
+        cd "$dir" || exit
+        shopt -s nullglob
+        local files=() f p
+        for p in "$@"; do
+            # shellcheck disable=SC2066,SC2231 # the pattern is meant to expand here
+            for f in $p; do [ "$f" = "$keep" ] || files+=("$f"); done
+        done
+        [ ${#files[@]} -eq 0 ] || { tar -cJf "$archive" "${files[@]}" && rm -f "${files[@]}"; }
+    )
 }

@@ -28,6 +28,8 @@ shift 2
 rounds="${ROUNDS:-2}"
 mkdir -p "$out"
 bash "$(dirname "$0")/device-unpack.sh" .device
+# shellcheck source=device-pack.sh
+. "$(dirname "$0")/device-pack.sh"  # archive_logs
 rc=0
 variant_name() { local h="${1%%:*}"; echo "${h%%@*}"; }
 for r in $(seq 1 "$rounds"); do
@@ -91,11 +93,5 @@ if [ "${REGION:-0}" = 1 ]; then
     done
 fi
 } | tee "$out/table.txt"
-# One archive for the per-run logs.
-(
-    cd "$out" || exit
-    shopt -s nullglob
-    logs=(ab-*.txt region-*.txt mulbench-*.txt)
-    [ ${#logs[@]} -eq 0 ] || { tar -cJf runs.tar.xz "${logs[@]}" && rm -f "${logs[@]}"; }
-)
+archive_logs "$out" runs.tar.xz "" 'ab-*.txt' 'region-*.txt' 'mulbench-*.txt'
 exit $rc

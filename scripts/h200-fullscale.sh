@@ -34,16 +34,10 @@ bin="${FILPROVE_BIN:-.device/filprove}"
 size="${SIZE:-32GiB}"
 work="${FILPROVE_WORK:-/tmp/filprove-fullscale}"
 mkdir -p "$out" "$work"
-# At the end: everything but summary.txt and the timeline figure in one logs.tar.xz (the
-# device tool returns at most 8 files).
-pack_logs() {
-  ( cd "$out" || exit
-    shopt -s nullglob
-    logs=(*.txt *.log *.json)
-    keep=()
-    for f in "${logs[@]}"; do [ "$f" = summary.txt ] || keep+=("$f"); done
-    [ ${#keep[@]} -eq 0 ] || { tar -cJf logs.tar.xz "${keep[@]}" && rm -f "${keep[@]}"; } )
-}
+# shellcheck source=device-pack.sh
+. "$(dirname "$0")/device-pack.sh"
+# At the end: everything but summary.txt and the timeline figure in one logs.tar.xz.
+pack_logs() { archive_logs "$out" logs.tar.xz summary.txt '*.txt' '*.log' '*.json'; }
 export RUST_LOG="${RUST_LOG:-info,filprove::timeline=debug,filecoin_proofs=warn,storage_proofs_core=warn,storage_proofs_porep=warn,storage_proofs_post=warn,storage_proofs_update=warn}"
 if [ "$what" = all ]; then
   bash "$0" "$out/porep" porep && bash "$0" "$out/post" post
