@@ -372,6 +372,7 @@ pub fn plan(shape: Shape, input: PlanInput) -> Result<VramPlan, String> {
         let fewer = fitting
             .find(|p| p.staging_slots + 1 == first.staging_slots)
             .filter(|p| p.batch > first.batch && p.stages_after_h());
+        let after_h = fewer.is_some() || first.stages_after_h();
         let mut p = fewer.unwrap_or(first);
         let (slots, b) = (p.staging_slots, p.batch);
         if input.allow_resident && input.allow_folded_h && resident && !folded_h {
@@ -386,7 +387,7 @@ pub fn plan(shape: Shape, input: PlanInput) -> Result<VramPlan, String> {
                 p.srs_bytes as f64 / GIB
             ));
         }
-        if slots < input.staging_slots && p.stages_after_h() {
+        if slots < input.staging_slots && after_h {
             p.notes.push(format!(
                 "{slots} of {} partitions pre-staged beside a whole region, one more once \
                  its H MSM has run (a and b freed)",
@@ -535,8 +536,7 @@ mod tests {
         assert!(p.batch >= 1 << 26, "{p}");
         // What the ledger admits while the region runs its MSMs after H: the parameters,
         // the region's aux witness and working memory, the next partition.
-        let aux = s.staged_bytes() - s.ab_bytes();
-        assert!(p.srs_bytes + aux + p.working_extra() + s.staged_bytes() <= 75 * GB);
+        assert!(p.srs_bytes + s.aux_bytes() + p.working_extra() + s.staged_bytes() <= 75 * GB);
         // ... and not before: a and b still held.
         assert!(p.srs_bytes + 2 * s.staged_bytes() + p.working_extra() > 75 * GB);
         // Every phase fits in the partition's bytes and the working reservation.
