@@ -69,106 +69,63 @@ struct Field {
     __device__ __forceinline__ Field neg() const { return is_zero() ? *this : zero() - *this; }
     __device__ __forceinline__ Field dbl() const { return *this + *this; }
 
-    // The product: CIOS with 64-bit partial products (mont_mul_eo below), the Fq one out of
-    // line, the Fr one inlined. Inlined, each Fq product of an elliptic-curve addition is
-    // its own ~1,160 SASS instructions and the bucket-sum loop outgrows the SM's
-    // instruction cache; out of line a kernel holds one copy and a call costs a few moves
-    // (H200, 2^27 G1 MSM 1,492 -> 1,373 ms). The Fr product stays inlined in the NTT
-    // kernels, which keep few registers live. Against the lo/hi carry-chain CIOS and the
-    // multiply-add CIOS, this variant won on both fields (2^27 G1 MSM 1,373 -> 1,188 ms
-    // over the two steps; H at 2^27 444 -> 387 ms; docs/decisions/005-field-products.md).
-    // Karatsuba on the halves (252 instead of 288 IMAD.WIDE) was no faster in the G1 MSM
-    // and 2.6 % slower in the G2 one (H100, decision 005).
+    // The product: Montgomery's in product-scanning form (below), the Fq one out of line,
+    // the Fr one inlined. Inlined, each Fq product of an elliptic-curve addition is its own
+    // ~1,000 SASS instructions and the bucket-sum loop outgrows the SM's instruction
+    // cache; out of line a kernel holds one copy and a call costs a few moves (H200, 2^27
+    // G1 MSM 1,492 -> 1,373 ms). The Fr product stays inlined in the NTT kernels, which
+    // keep few registers live. Forms measured and replaced or lost: decision 005.
     static constexpr bool MUL_OUTLINE = N == 12;
 
     __device__ __forceinline__ friend Field operator*(const Field& a, const Field& b) {
         if constexpr (MUL_OUTLINE) return mont_mul_call(a, b);
-        return mont_mul_eo(a, b);
+        return mont_mul(a, b);
     }
-    __device__ __noinline__ static Field mont_mul_call(Field a, Field b) { return mont_mul_eo(a, b); }
+    __device__ __noinline__ static Field mont_mul_call(Field a, Field b) { return mont_mul(a, b); }
 
-    // CIOS whose partial products are bare 64-bit products (IMAD.WIDE with a zero
-    // addend), added to the running sum t by 32-bit carry chains (IADD3 / IADD3.X). In
-    // a CIOS whose multiply-adds take the previous carry and limb, each needs its 64-bit addend assembled first (limb plus
-    // previous carry, a zero high word): in SASS that is ~0.56 IMAD.MOV and ~0.4 IMAD.X per
-    // IMAD.WIDE, all on the multiplier pipe, which IMAD.WIDE already saturates. Here a row
-    // a*bi (or m*p) is split by the parity of j: the products a_j*bi with j even tile limbs
-    // 0..N-1 without overlap (lo at j, hi at j+1), the odd ones limbs 1..N, so each half is
-    // one carry chain over t and no product needs an addend. 2 ALU additions per product,
-    // no register moves.
-    // Bounds: t < 2p entering a round; adding a*bi (< p 2^32) and m*p (< p 2^32) leaves
-    // t < p (2^33 + 2), below 2^(32 (N + 1)) whenever p < 2^(32 N - 1) (1 - 2^-32): true
-    // for Fq (p < 2^381, N = 12: t < 2^415) and Fr (r < 2^255, N = 8: t < 2^288). So
-    // N + 1 limbs hold it and the last carry of each chain needs no further limb. The
-    // final t < 2p.
-    // t (N + 1 limbs) += the row sum_j (hi[j] 2^32 + lo[j]) 2^(32 j): the even-j products
-    // tile limbs 0..N-1 (carry into t[N]), the odd-j ones limbs 1..N; one carry chain each.
-    __device__ __forceinline__ static void add_row_eo(uint32_t (&t)[N + 1], const uint32_t (&lo)[N],
-                                                      const uint32_t (&hi)[N]) {
-        t[0] = ptx::add_cc(t[0], lo[0]);
-        t[1] = ptx::addc_cc(t[1], hi[0]);
-#pragma unroll
-        for (int j = 2; j < N; j += 2) {
-            t[j] = ptx::addc_cc(t[j], lo[j]);
-            t[j + 1] = ptx::addc_cc(t[j + 1], hi[j]);
-        }
-        t[N] = ptx::addc(t[N], 0);
-        t[1] = ptx::add_cc(t[1], lo[1]);
-#pragma unroll
-        for (int j = 1; j < N - 1; j += 2) {
-            t[j + 1] = ptx::addc_cc(t[j + 1], hi[j]);
-            t[j + 2] = ptx::addc_cc(t[j + 2], lo[j + 2]);
-        }
-        t[N] = ptx::addc(t[N], hi[N - 1]);
-    }
-
+    // Montgomery's product column by column (product scanning, the reduction interleaved):
+    // column k of a b + m p collects every a_i b_j and m_i p_j with i + j = k in a 64-bit
+    // accumulator plus a carry count (ptx::mac_wide: one IMAD.WIDE.U32 with a carry out
+    // per product, half an IADD3.X for its carry), for k < N chooses m_k so that the
+    // column's low word becomes 0, and shifts the accumulator down one word. About 0.6 ALU
+    // instructions per product instead of the 2 of row-wise carry chains (CIOS): the Fq
+    // product is 513 SASS instructions instead of 915 and runs at the multiplier's rate
+    // (H100: 2.54e10 products/s against 1.88e10; 2^27 G1 MSM 866 -> 782 ms, H 317 -> 251
+    // ms; decision 005).
+    // Bounds: for a b < 4 p^2 (a, b < 2p, Fq: 4p < R) or a < p, b < 2p (Fr: 2p < R) the
+    // result (a b + m p) / R < 2p, so N words hold it and the last column leaves no carry.
+    // A column's sum stays below 2^70 (at most 2N products below 2^64, the carry in below
+    // 2^39), so the count stays below 2^6.
     template <bool REDUCE = true>
-    __device__ __forceinline__ static Field mont_mul_eo(const Field& a, const Field& b) {
-        static_assert(N % 2 == 0, "even limb count");
-        uint32_t t[N + 1];
-#pragma unroll
-        for (int i = 0; i < N; i++) {
-            const uint32_t bi = b.v[i];
-            uint32_t lo[N], hi[N];
-#pragma unroll
-            for (int j = 0; j < N; j++) {
-                const uint64_t pr = (uint64_t)a.v[j] * bi;
-                lo[j] = (uint32_t)pr;
-                hi[j] = (uint32_t)(pr >> 32);
-            }
-            if (i == 0) {
-#pragma unroll
-                for (int j = 0; j < N; j += 2) {
-                    t[j] = lo[j];
-                    t[j + 1] = hi[j];
-                }
-                t[1] = ptx::add_cc(t[1], lo[1]);
-#pragma unroll
-                for (int j = 1; j < N - 1; j += 2) {
-                    t[j + 1] = ptx::addc_cc(t[j + 1], hi[j]);
-                    t[j + 2] = ptx::addc_cc(t[j + 2], lo[j + 2]);
-                }
-                t[N] = ptx::addc(hi[N - 1], 0);
-            } else {
-                add_row_eo(t, lo, hi);
-            }
-            // t += m * p, m chosen so that t[0] becomes 0
-            const uint32_t m = t[0] * P::INV;
-#pragma unroll
-            for (int j = 0; j < N; j++) {
-                const uint64_t pr = (uint64_t)m * P::mod(j);
-                lo[j] = (uint32_t)pr;
-                hi[j] = (uint32_t)(pr >> 32);
-            }
-            add_row_eo(t, lo, hi);  // t[0] becomes 0
-            // shift down one limb
-#pragma unroll
-            for (int j = 0; j < N; j++) t[j] = t[j + 1];
-            t[N] = 0;
-        }
+    __device__ __forceinline__ static Field mont_mul(const Field& a, const Field& b) {
+        uint32_t m[N];
         Field r;
+        uint64_t acc = 0;
+        uint32_t c = 0;
 #pragma unroll
-        for (int i = 0; i < N; i++) r.v[i] = t[i];
+        for (int k = 0; k < N; k++) {
+#pragma unroll
+            for (int i = 0; i < k; i++) {
+                ptx::mac_wide(acc, c, a.v[i], b.v[k - i]);
+                ptx::mac_wide(acc, c, m[i], P::mod(k - i));
+            }
+            ptx::mac_wide(acc, c, a.v[k], b.v[0]);
+            m[k] = (uint32_t)acc * P::INV;
+            ptx::mac_wide(acc, c, m[k], P::mod(0));  // the low word becomes 0
+            acc = (acc >> 32) | ((uint64_t)c << 32);
+            c = 0;
+        }
+#pragma unroll
+        for (int k = N; k < 2 * N; k++) {
+#pragma unroll
+            for (int i = k - N + 1; i < N; i++) {
+                ptx::mac_wide(acc, c, a.v[i], b.v[k - i]);
+                ptx::mac_wide(acc, c, m[i], P::mod(k - i));
+            }
+            r.v[k - N] = (uint32_t)acc;
+            acc = (acc >> 32) | ((uint64_t)c << 32);
+            c = 0;
+        }
         return REDUCE ? reduce_once(r) : r;
     }
 
@@ -177,7 +134,7 @@ struct Field {
     // The product without its final subtraction, for a < p and b < 2p: the rounds' bound
     // above holds (it multiplies a by b's limbs) and the result a b / R + (< p) < 2p.
     __device__ __forceinline__ static Field mul_below_2p(const Field& a, const Field& b) {
-        return mont_mul_eo<false>(a, b);
+        return mont_mul<false>(a, b);
     }
     // x + y for x, y < 2p, less 2p where that leaves it non-negative: below 2p.
     __device__ __forceinline__ static Field add_below_2p(const Field& x, const Field& y) {

@@ -97,6 +97,28 @@ __device__ __forceinline__ uint32_t peel(uint32_t (&big)[N], const uint32_t (&d)
     return t;
 }
 
+// y (N + 1 limbs) += the row sum_j (hi[j] 2^32 + lo[j]) 2^(32 j) of 64-bit products: the
+// even-j products tile limbs 0..N-1 (carry into y[N]), the odd-j ones limbs 1..N; one
+// carry chain each. The caller leaves y[N] room for both carries.
+template <int N>
+__device__ __forceinline__ void add_row(uint32_t (&y)[N + 1], const uint32_t (&lo)[N], const uint32_t (&hi)[N]) {
+    y[0] = ptx::add_cc(y[0], lo[0]);
+    y[1] = ptx::addc_cc(y[1], hi[0]);
+#pragma unroll
+    for (int j = 2; j < N; j += 2) {
+        y[j] = ptx::addc_cc(y[j], lo[j]);
+        y[j + 1] = ptx::addc_cc(y[j + 1], hi[j]);
+    }
+    y[N] = ptx::addc(y[N], 0);
+    y[1] = ptx::add_cc(y[1], lo[1]);
+#pragma unroll
+    for (int j = 1; j < N - 1; j += 2) {
+        y[j + 1] = ptx::addc_cc(y[j + 1], hi[j]);
+        y[j + 2] = ptx::addc_cc(y[j + 2], lo[j + 2]);
+    }
+    y[N] = ptx::addc(y[N], hi[N - 1]);
+}
+
 }  // namespace inv_detail
 
 // x 2^-t mod p for x < 2p (result < 2p): Montgomery steps that add the multiple m p making
@@ -118,7 +140,7 @@ __device__ __forceinline__ void div_pow2(uint32_t (&x)[P::N], uint32_t t) {
         }
         // y = x + m p in N + 1 limbs (x < 2p and m p < 2^32 p leave the top limb's room)
         y[N] = 0;
-        Field<P>::add_row_eo(y, lo, hi);
+        inv_detail::add_row<N>(y, lo, hi);
         if (b == 32) {
 #pragma unroll
             for (int j = 0; j < N; j++) x[j] = y[j + 1];

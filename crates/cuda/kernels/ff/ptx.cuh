@@ -1,6 +1,7 @@
-// PTX carry-chain primitives. Each is its own asm statement; callers chain them in fully
-// unrolled loops, and the carry flag flows from one to the next (ptxas keeps CC.CF live
-// between adjacent statements, as every CUDA bignum library relies on).
+// PTX carry-chain primitives. The additions and subtractions are each their own asm
+// statement; callers chain them in fully unrolled loops, and the carry flag flows from one
+// to the next (ptxas keeps CC.CF live between adjacent statements, as every CUDA bignum
+// library relies on). mac_wide keeps its carry inside its one statement.
 #pragma once
 #include <stdint.h>
 
@@ -36,25 +37,13 @@ __device__ __forceinline__ uint32_t subc(uint32_t a, uint32_t b) {
     asm volatile("subc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
     return r;
 }
-__device__ __forceinline__ uint32_t mad_lo_cc(uint32_t a, uint32_t b, uint32_t c) {
-    uint32_t r;
-    asm volatile("mad.lo.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
-    return r;
-}
-__device__ __forceinline__ uint32_t madc_lo_cc(uint32_t a, uint32_t b, uint32_t c) {
-    uint32_t r;
-    asm volatile("madc.lo.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
-    return r;
-}
-__device__ __forceinline__ uint32_t mad_hi_cc(uint32_t a, uint32_t b, uint32_t c) {
-    uint32_t r;
-    asm volatile("mad.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
-    return r;
-}
-__device__ __forceinline__ uint32_t madc_hi_cc(uint32_t a, uint32_t b, uint32_t c) {
-    uint32_t r;
-    asm volatile("madc.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
-    return r;
+// acc + c 2^64 += a b: a 64-bit product added to a 64-bit accumulator, its carry counted in
+// c. ptxas fuses the wide multiply and the 64-bit add into one IMAD.WIDE.U32 with a carry
+// out, and the carry counts of two such steps into one IADD3.X.
+__device__ __forceinline__ void mac_wide(uint64_t& acc, uint32_t& c, uint32_t a, uint32_t b) {
+    asm("{\n\t.reg .u64 t;\n\tmul.wide.u32 t, %2, %3;\n\tadd.cc.u64 %0, %0, t;\n\taddc.u32 %1, %1, 0;\n\t}"
+        : "+l"(acc), "+r"(c)
+        : "r"(a), "r"(b));
 }
 
 }  // namespace ptx
