@@ -45,5 +45,9 @@ __device__ __forceinline__ void mac_wide(uint64_t& acc, uint32_t& c, uint32_t a,
         : "+l"(acc), "+r"(c)
         : "r"(a), "r"(b));
 }
+// acc + c 2^64 += x + y 2^64.
+__device__ __forceinline__ void add_wide(uint64_t& acc, uint32_t& c, uint64_t x, uint32_t y) {
+    asm("add.cc.u64 %0, %0, %2;\n\taddc.u32 %1, %1, %3;" : "+l"(acc), "+r"(c) : "l"(x), "r"(y));
+}
 
 }  // namespace ptx
