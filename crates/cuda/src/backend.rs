@@ -371,7 +371,9 @@ impl CudaBackend {
             Some(staged) => staged,
             None => self.upload_in_region(asg, shape, plan.staged_bytes, report)?,
         };
-        let ab_hold = part_hold.split_off(shape.ab_bytes());
+        // a and b's bytes are released once the H MSM has run, but for those the later
+        // phases take over as working memory (held with the aux witness to the end).
+        let ab_hold = part_hold.split_off(plan.released_after_h());
         let work_hold = self
             .memory
             .reserve_working(plan.working_extra())

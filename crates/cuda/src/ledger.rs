@@ -283,6 +283,7 @@ impl Ledger {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::{plan, PlanInput, Shape};
 
     const GIB: u64 = 1 << 30;
 
@@ -433,6 +434,64 @@ mod tests {
         let next_region = ledger.reserve_working(work).unwrap();
         drop((next, next_region));
         assert_eq!(ledger.free(), 75 * GIB - 44 * GIB);
+    }
+
+    /// The backend's reservations for one partition of a plan, as it takes them: the
+    /// staging room, the region's working memory, a and b released after the H MSM but
+    /// for what the later phases keep. Each phase's allocations must be covered by what
+    /// the partition and the region hold then, and everything must fit the budget.
+    fn plan_is_admitted(shape: Shape, budget: u64) {
+        let p = plan(
+            shape,
+            PlanInput {
+                budget,
+                staging_slots: 2,
+                allow_resident: true,
+                allow_folded_h: true,
+                max_batch: 0,
+            },
+        )
+        .unwrap();
+        let ledger = Ledger::new(budget);
+        let _params = p
+            .resident
+            .then(|| ledger.reserve(p.srs_bytes, false).unwrap());
+        let slice = Duration::from_millis(1);
+        let (mut part, _) = ledger
+            .reserve_slot(p.staged_bytes, p.working_extra(), slice, slice, || 0)
+            .unwrap_or_else(|| panic!("no staging room for\n{p}"));
+        let ab = part.split_off(p.released_after_h());
+        let work = ledger
+            .reserve_working(p.working_extra())
+            .unwrap_or_else(|| panic!("no working memory for\n{p}"));
+        let held = |ab: u64| part.bytes + ab + work.bytes;
+        for phase in &p.phases {
+            let before_h = phase.live.iter().any(|a| a.name == "staged a, b");
+            let covered = held(if before_h { ab.bytes } else { 0 });
+            assert!(phase.bytes() <= covered, "{}: {covered}\n{p}", phase.phase);
+        }
+        drop(ab);
+        assert!(ledger.state().used() <= budget);
+    }
+
+    #[test]
+    fn every_plan_s_partition_finds_its_reservations() {
+        // WindowPoSt 32 GiB (docs/reference/circuits.md: 126,902,376 aux, 25,840
+        // inputs, A 96,179,805 aux, B 91,925,766 aux): its B MSMs need more working memory
+        // than the region reserves beside a and b on an 80 GB card.
+        let wpost = Shape::from_srs_lengths(
+            (1 << 27) - 1,
+            126_902_376,
+            25_840 + 96_179_805,
+            1 + 91_925_766,
+        );
+        let snap =
+            Shape::from_srs_lengths((1 << 27) - 1, 80_978_488, 5 + 80_743_581, 1 + 20_983_607);
+        for shape in [Shape::porep_32g(), wpost, snap] {
+            for budget_mib in [75_100 * 1024 / 1000, 136 * 1024, 44 * 1024] {
+                plan_is_admitted(shape, budget_mib * (1 << 20));
+            }
+        }
     }
 
     #[test]

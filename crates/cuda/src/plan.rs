@@ -189,15 +189,40 @@ impl VramPlan {
             && srs + self.staging_slots * self.staged_bytes + after_h <= self.budget
     }
 
-    /// Bytes reserved for the kernel region beyond the partition's staged buffers: its
-    /// largest working memory of any phase (once a and b are freed after the H MSM, the
-    /// A MSM's scalars and scratch are the largest).
-    pub fn working_extra(&self) -> u64 {
+    /// The largest working memory (beyond the staged partition) of the phases before the
+    /// H MSM has freed a and b (`true`) or after it (`false`).
+    fn working_while(&self, with_ab: bool) -> u64 {
         self.phases
             .iter()
+            .filter(|p| p.live.iter().any(|a| a.name == STAGED_AB) == with_ab)
             .map(|p| p.working_bytes())
             .max()
             .unwrap_or(0)
+    }
+
+    /// Bytes reserved for the kernel region beyond the partition's staged buffers when it
+    /// starts: the working memory of its phases while a and b are live, and of the later
+    /// ones less what they take over of a and b's bytes ([`Self::kept_after_h`]). With
+    /// the staged partition that is the region's largest phase.
+    pub fn working_extra(&self) -> u64 {
+        let ab = self.shape.ab_bytes();
+        self.working_while(true)
+            .max(self.working_while(false).saturating_sub(ab))
+    }
+
+    /// Of a and b's bytes, those the phases after the H MSM use as working memory (the
+    /// region keeps them to its end; the rest is freed once H has run): where those
+    /// phases need more than the region reserved at its start, as WindowPoSt's B MSMs do
+    /// with dense B.
+    pub fn kept_after_h(&self) -> u64 {
+        self.working_while(false)
+            .saturating_sub(self.working_extra())
+    }
+
+    /// Of the staged bytes, those released once the H MSM has run: a and b's, less what
+    /// the later phases keep ([`Self::kept_after_h`]).
+    pub fn released_after_h(&self) -> u64 {
+        self.shape.ab_bytes() - self.kept_after_h()
     }
 }
 
