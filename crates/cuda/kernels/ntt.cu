@@ -23,10 +23,11 @@
 // kernels.
 #define NTT_RADIX_LG 2
 #define NTT_THREADS (1 << (NTT_BLOCK_LG - NTT_RADIX_LG))
-// Launch bounds of the stage kernels: 3 resident blocks per SM keep the even/odd Fr
-// product (ff/field.cuh) at 80 registers without spills (unbounded, its DIF and
-// shared-memory kernels took 92-108 and 2 blocks per SM): H at 2^27 394.5 -> 386.8 ms on
-// the H200 (docs/decisions/006-radix-4-ntt.md).
+// Launch bounds of the stage kernels: 3 resident blocks per SM hold them to 80 registers
+// (`ntt_strided_dif` spills 108 bytes). Unbounded, the DIF and shared-memory kernels took
+// 92-108 and 2 blocks per SM: H at 2^27 394.5 -> 386.8 ms on the H200 with the row-wise
+// product; with the column-wise one two blocks (no spills) against three, NTT forward 2^27
+// 44.0 against 40.0 ms on the H100 (docs/decisions/005-field-products.md, 006).
 #define NTT_BOUNDS __launch_bounds__(NTT_THREADS, 3)
 
 // Dynamic shared memory of every kernel here, in 16-byte words.
