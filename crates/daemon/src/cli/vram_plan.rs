@@ -72,3 +72,22 @@ pub fn run(args: VramPlanArgs) -> anyhow::Result<()> {
     print!("{p}");
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::shape_of;
+
+    #[test]
+    fn the_32_gib_shapes_read_as_large_as_their_parameter_files() {
+        // docs/reference/circuits.md: the `.params` files of the 32 GiB circuits; the proof
+        // reads all of a file but its verifying key.
+        for (circuit, file_gb) in [
+            ("porep-32g", 47.37),
+            ("wpost-32g", 60.8),
+            ("snap-32g", 34.5),
+        ] {
+            let gb = shape_of(circuit).unwrap().srs_bytes() as f64 / 1e9;
+            assert!((gb - file_gb).abs() < 0.02 * file_gb, "{circuit}: {gb} GB");
+        }
+    }
+}
