@@ -283,7 +283,7 @@ impl Ledger {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{plan, PlanInput, Shape};
+    use crate::plan::{plan, PlanInput, Shape, STAGED_AB};
 
     const GIB: u64 = 1 << 30;
 
@@ -466,7 +466,7 @@ mod tests {
             .unwrap_or_else(|| panic!("no working memory for\n{p}"));
         let held = |ab: u64| part.bytes + ab + work.bytes;
         for phase in &p.phases {
-            let before_h = phase.live.iter().any(|a| a.name == "staged a, b");
+            let before_h = phase.live.iter().any(|a| a.name == STAGED_AB);
             let covered = held(if before_h { ab.bytes } else { 0 });
             assert!(phase.bytes() <= covered, "{}: {covered}\n{p}", phase.phase);
         }
@@ -476,18 +476,9 @@ mod tests {
 
     #[test]
     fn every_plan_s_partition_finds_its_reservations() {
-        // WindowPoSt 32 GiB (docs/reference/circuits.md: 126,902,376 aux, 25,840
-        // inputs, A 96,179,805 aux, B 91,925,766 aux): its B MSMs need more working memory
-        // than the region reserves beside a and b on an 80 GB card.
-        let wpost = Shape::from_srs_lengths(
-            (1 << 27) - 1,
-            126_902_376,
-            25_840 + 96_179_805,
-            1 + 91_925_766,
-        );
-        let snap =
-            Shape::from_srs_lengths((1 << 27) - 1, 80_978_488, 5 + 80_743_581, 1 + 20_983_607);
-        for shape in [Shape::porep_32g(), wpost, snap] {
+        // WindowPoSt's B MSMs (dense B) need more working memory than the region reserves
+        // beside a and b: on an 80 GB card its B MSMs take over part of a and b's bytes.
+        for shape in [Shape::porep_32g(), Shape::wpost_32g(), Shape::snap_32g()] {
             for budget_mib in [75_100 * 1024 / 1000, 136 * 1024, 44 * 1024] {
                 plan_is_admitted(shape, budget_mib * (1 << 20));
             }

@@ -11,7 +11,7 @@ const FR: u64 = 32;
 const GIB: f64 = (1u64 << 30) as f64;
 
 /// The staged a and b among a phase's allocations (freed once the H MSM has run).
-const STAGED_AB: &str = "staged a, b";
+pub(crate) const STAGED_AB: &str = "staged a, b";
 
 /// The sizes that decide a partition's memory: its domain and its parameter sections.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,6 +45,28 @@ impl Shape {
             n_aux: 130_169_893,
             a_len: 328 + 129_753_292,
             b_len: 1 + 33_112_281,
+        }
+    }
+
+    /// One 32 GiB WindowPoSt partition (docs/reference/circuits.md: 2^27 domain,
+    /// 126,902,376 aux, A 25,840 inputs + 96,179,805 aux, B 91,925,766 aux + the ONE input).
+    pub fn wpost_32g() -> Self {
+        Self {
+            lg: 27,
+            n_aux: 126_902_376,
+            a_len: 25_840 + 96_179_805,
+            b_len: 1 + 91_925_766,
+        }
+    }
+
+    /// One 32 GiB SnapDeals partition (docs/reference/circuits.md: 2^27 domain, 80,978,488
+    /// aux, A 5 inputs + 80,743,581 aux, B 20,983,607 aux + the ONE input).
+    pub fn snap_32g() -> Self {
+        Self {
+            lg: 27,
+            n_aux: 80_978_488,
+            a_len: 5 + 80_743_581,
+            b_len: 1 + 20_983_607,
         }
     }
 

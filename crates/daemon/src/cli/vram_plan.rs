@@ -27,26 +27,23 @@ pub struct VramPlanArgs {
     pub max_batch: u64,
 }
 
-/// The partition shape of a circuit: its measured per-partition sizes
-/// (docs/reference/circuits.md), with the measured A and B lengths where the table has
-/// them and else estimated from PoRep's densities.
+/// The partition shape of a circuit: the measured shapes of the 32 GiB circuits
+/// (docs/reference/circuits.md), else the measured per-partition sizes with A and B
+/// lengths estimated from PoRep's densities.
 pub fn shape_of(circuit: &str) -> anyhow::Result<Shape> {
     let spec = circuit_spec(circuit).with_context(|| {
         format!("unknown circuit {circuit:?} (e.g. porep-32g, wpost-32g, snap-32g, porep-2k)")
     })?;
-    let (constraints, aux) = partition_shape(spec.kind, spec.sector_size);
-    let h = constraints.next_power_of_two() - 1;
-    // (inputs with ONE, A aux, B aux) of the 32 GiB circuits.
-    let measured = match spec.short_name.as_str() {
-        "porep-32g" => return Ok(Shape::porep_32g()),
-        "wpost-32g" => Some((25_840, 96_179_805, 91_925_766)),
-        "snap-32g" => Some((5, 80_743_581, 20_983_607)),
-        _ => None,
-    };
-    Ok(match measured {
-        Some((inputs, a_aux, b_aux)) => Shape::from_srs_lengths(h, aux, inputs + a_aux, 1 + b_aux),
-        // A is nearly dense (99.7 % of aux on PoRep), B about a quarter.
-        None => Shape::from_srs_lengths(h, aux, aux, aux.div_ceil(4)),
+    Ok(match spec.short_name.as_str() {
+        "porep-32g" => Shape::porep_32g(),
+        "wpost-32g" => Shape::wpost_32g(),
+        "snap-32g" => Shape::snap_32g(),
+        _ => {
+            let (constraints, aux) = partition_shape(spec.kind, spec.sector_size);
+            // A is nearly dense (99.7 % of aux on PoRep), B about a quarter.
+            let h = constraints.next_power_of_two() - 1;
+            Shape::from_srs_lengths(h, aux, aux, aux.div_ceil(4))
+        }
     })
 }
 
