@@ -1,28 +1,7 @@
 // Kernels off the production path, loaded only by tests and gpu_bench
 // (Gpu::open_selftest): the field self-tests, out[i] = op(x[i], y[i]) over Fr, Fq and Fq2
 // compared with blstrs on the host (tests/field.rs), and gpu_bench's random scalars.
-#include "ff/bls12_381.cuh"
-#include "ff/inverse.cuh"
-
-// op(a, b) on Montgomery values of a prime field. op: 0 mul, 1 add, 2 sub, 3 neg(a),
-// 4 from_mont(a), 5 to_mont(a), 6 sqr(a), 7 a^-1 (0 for 0); on values below 2p (the
-// NTT's): 8 mul_below_2p (a below p), 9 add_below_2p, 10 sub_below_2p
-template <class F>
-__device__ __forceinline__ F field_op(const F& a, const F& b, uint32_t op) {
-    switch (op) {
-        case 0: return a * b;
-        case 1: return a + b;
-        case 2: return a - b;
-        case 3: return a.neg();
-        case 4: return a.from_mont();
-        case 5: return a.to_mont();
-        case 6: return a.sqr();
-        case 8: return F::mul_below_2p(a, b);
-        case 9: return F::add_below_2p(a, b);
-        case 10: return F::sub_below_2p(a, b);
-        default: return field_inverse(a);
-    }
-}
+#include "ff/ops.cuh"
 
 // out[i] = field_op(x[i], y[i], op) over Fr and over Fq.
 extern "C" __global__ void fr_test_op(Fr* out, const Fr* x, const Fr* y, uint32_t n, uint32_t op) {
@@ -34,19 +13,10 @@ extern "C" __global__ void fq_test_op(Fq* out, const Fq* x, const Fq* y, uint32_
     if (i < n) out[i] = field_op(x[i], y[i], op);
 }
 
-// out[i] = op(x[i], y[i]) on Montgomery Fq2 values. op: 0 mul, 1 add, 2 sub, 3 neg(x), 6 sqr(x)
+// out[i] = fq2_op(x[i], y[i], op) on Montgomery Fq2 values.
 extern "C" __global__ void fq2_test_op(Fq2* out, const Fq2* x, const Fq2* y, uint32_t n, uint32_t op) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    Fq2 a = x[i], b = y[i], r;
-    switch (op) {
-        case 0: r = a * b; break;
-        case 1: r = a + b; break;
-        case 2: r = a - b; break;
-        case 3: r = a.neg(); break;
-        default: r = a.sqr(); break;
-    }
-    out[i] = r;
+    if (i < n) out[i] = fq2_op(x[i], y[i], op);
 }
 
 __device__ __forceinline__ unsigned long long splitmix64(unsigned long long x) {

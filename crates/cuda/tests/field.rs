@@ -1,10 +1,19 @@
-//! Device field arithmetic (Fr, Fq, Fq2) against blstrs on random and edge values.
+//! Device field arithmetic (Fr, Fq, Fq2) against blstrs on random and edge values: on the
+//! GPU (the selftest kernels), and on every machine through a host build of the same
+//! device code (tests/host/field_ops.cpp: kernels/ff compiled by the host's C++ compiler,
+//! the PTX primitives in portable C++), so a machine without a GPU checks the arithmetic
+//! of every product form too.
 
 // The kernel launches below need unsafe code; this test belongs to filprove-cuda, the one
 // crate allowed it.
 #![allow(unsafe_code)]
 
 mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 
 use blstrs::{Fp, Fp2, Scalar as Fr};
 use cudarc::driver::PushKernelArg;
@@ -13,8 +22,26 @@ use filprove_cuda::testing::field::{bytes_of, frs_from_bytes};
 use filprove_cuda::testing::Gpu;
 use filprove_cuda::testing::{blocks, cfg};
 
-fn run_op(gpu: &Gpu, kernel: &str, x: &[u8], y: &[u8], elem: usize, op: u32) -> Vec<u8> {
-    assert_eq!(x.len(), y.len(), "operands of different lengths");
+/// Where the field code runs.
+enum Runner {
+    /// The selftest kernels (`fr_test_op`, `fq_test_op`, `fq2_test_op`).
+    Gpu(Gpu),
+    /// The host build of kernels/ff.
+    Host(&'static Path),
+}
+
+impl Runner {
+    /// op(x[i], y[i]) over `field` (fr, fq or fq2) for elements of `elem` bytes.
+    fn run(&self, field: &str, x: &[u8], y: &[u8], elem: usize, op: u32) -> Vec<u8> {
+        assert_eq!(x.len(), y.len(), "operands of different lengths");
+        match self {
+            Runner::Gpu(gpu) => gpu_op(gpu, &format!("{field}_test_op"), x, y, elem, op),
+            Runner::Host(bin) => host_op(bin, field, x, y, elem, op),
+        }
+    }
+}
+
+fn gpu_op(gpu: &Gpu, kernel: &str, x: &[u8], y: &[u8], elem: usize, op: u32) -> Vec<u8> {
     let n = x.len() / elem;
     let dx = gpu.upload(x).unwrap();
     let dy = gpu.upload(y).unwrap();
@@ -23,7 +50,8 @@ fn run_op(gpu: &Gpu, kernel: &str, x: &[u8], y: &[u8], elem: usize, op: u32) -> 
     // SAFETY: the *_test_op kernels of selftest.cu take (T* out, const T* x, const T* y,
     // u32 n, u32 op), matching the arguments in order, and touch elements below n only;
     // out, dx and dy each hold n elements of `elem` bytes (n = x.len() / elem; y and out
-    // are as long as x, asserted above) and live until after the download below waits for the stream.
+    // are as long as x, asserted by the caller) and live until after the download below
+    // waits for the stream.
     unsafe {
         gpu.stream()
             .launch_builder(gpu.func(kernel).unwrap())
@@ -36,6 +64,68 @@ fn run_op(gpu: &Gpu, kernel: &str, x: &[u8], y: &[u8], elem: usize, op: u32) -> 
             .unwrap();
     }
     common::download(gpu, &out)
+}
+
+/// The host build of the field code, compiled once per test process with the C++
+/// compiler of `CXX` (default `c++`).
+fn host_build() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let bin = Path::new(env!("CARGO_TARGET_TMPDIR")).join("field_ops_host");
+        let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+        let out = Command::new(&cxx)
+            .args(["-O1", "-std=c++17", "-I"])
+            .arg(crate_dir.join("kernels"))
+            .arg("-o")
+            .arg(&bin)
+            .arg(crate_dir.join("tests/host/field_ops.cpp"))
+            .output()
+            .unwrap_or_else(|e| {
+                panic!("the host build of kernels/ff needs a C++ compiler ({cxx}): {e}")
+            });
+        assert!(
+            out.status.success(),
+            "{cxx} failed on tests/host/field_ops.cpp:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        bin
+    })
+}
+
+fn host_op(bin: &Path, field: &str, x: &[u8], y: &[u8], elem: usize, op: u32) -> Vec<u8> {
+    let n = x.len() / elem;
+    let mut child = Command::new(bin)
+        .args([field, &op.to_string(), &n.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = [x, y].concat();
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    assert!(
+        out.status.success(),
+        "field_ops {field} {op} {n}: {}",
+        out.status
+    );
+    assert_eq!(
+        out.stdout.len(),
+        x.len(),
+        "field_ops {field} {op}: short output"
+    );
+    out.stdout
+}
+
+/// The GPU runner, or None (a skip) without a usable GPU.
+fn gpu(test: &str) -> Option<Runner> {
+    common::gpu_selftest(test).map(Runner::Gpu)
+}
+
+fn host() -> Runner {
+    Runner::Host(host_build())
 }
 
 fn fp_bytes(v: &[Fp]) -> Vec<u8> {
@@ -72,11 +162,7 @@ fn fr_operands(seed: &str, n: usize, copies: usize) -> (Vec<Fr>, Vec<Fr>) {
     (x, y)
 }
 
-#[test]
-fn fr_ops_match_blstrs() {
-    let Some(gpu) = common::gpu_selftest("fr_ops_match_blstrs") else {
-        return;
-    };
+fn check_fr_ops(r: &Runner) {
     let (x, y) = fr_operands("fr_ops", 5000, 1);
     let (bx, by) = (bytes_of(&x), bytes_of(&y));
     let expect: [Box<dyn Fn(Fr, Fr) -> Fr>; 4] = [
@@ -86,19 +172,19 @@ fn fr_ops_match_blstrs() {
         Box::new(|a, _| -a),
     ];
     for (op, f) in expect.iter().enumerate() {
-        let got = frs_from_bytes(&run_op(&gpu, "fr_test_op", bx, by, 32, op as u32));
+        let got = frs_from_bytes(&r.run("fr", bx, by, 32, op as u32));
         for i in 0..x.len() {
             assert_eq!(got[i], f(x[i], y[i]), "op {op} at {i}");
         }
     }
-    let sq = frs_from_bytes(&run_op(&gpu, "fr_test_op", bx, by, 32, 6));
+    let sq = frs_from_bytes(&r.run("fr", bx, by, 32, 6));
     assert!(sq.iter().zip(&x).all(|(s, a)| *s == a.square()));
-    let inv = frs_from_bytes(&run_op(&gpu, "fr_test_op", bx, by, 32, 7));
+    let inv = frs_from_bytes(&r.run("fr", bx, by, 32, 7));
     for (i, a) in x.iter().enumerate() {
         assert_eq!(inv[i], a.invert().unwrap_or(Fr::ZERO), "inverse at {i}");
     }
     // from_mont gives the canonical little-endian integer; to_mont inverts it.
-    let canon = run_op(&gpu, "fr_test_op", bx, by, 32, 4);
+    let canon = r.run("fr", bx, by, 32, 4);
     for (i, a) in x.iter().enumerate() {
         assert_eq!(
             &canon[32 * i..32 * i + 32],
@@ -106,7 +192,7 @@ fn fr_ops_match_blstrs() {
             "from_mont at {i}"
         );
     }
-    let back = frs_from_bytes(&run_op(&gpu, "fr_test_op", &canon, by, 32, 5));
+    let back = frs_from_bytes(&r.run("fr", &canon, by, 32, 5));
     assert_eq!(back, x);
 }
 
@@ -126,11 +212,7 @@ fn wide_add_sub(a: [u64; 4], b: [u64; 4], sub: bool) -> [u64; 4] {
 /// The NTT's arithmetic on values below 2p (a value v and v + p stand for the same
 /// element): results below 2p and equal to blstrs' mod p, for operands lifted by p or not,
 /// random and edge values.
-#[test]
-fn fr_below_2p_ops_match_blstrs() {
-    let Some(gpu) = common::gpu_selftest("fr_below_2p_ops_match_blstrs") else {
-        return;
-    };
+fn check_fr_below_2p_ops(r: &Runner) {
     // Little-endian u64 limbs of a value's Montgomery form.
     let limbs = |b: &[u8]| -> [u64; 4] {
         std::array::from_fn(|k| u64::from_le_bytes(b[8 * k..8 * k + 8].try_into().unwrap()))
@@ -163,7 +245,7 @@ fn fr_below_2p_ops_match_blstrs() {
             9 => a + b,
             _ => a - b,
         };
-        let got = run_op(&gpu, "fr_test_op", xs, &by, 32, op);
+        let got = r.run("fr", xs, &by, 32, op);
         for (i, r) in got.chunks_exact(32).enumerate() {
             let r = limbs(r);
             assert!(less(r, two_p), "op {op} at {i}: {r:x?} not below 2p");
@@ -178,11 +260,7 @@ fn fr_below_2p_ops_match_blstrs() {
     }
 }
 
-#[test]
-fn fq_ops_match_blstrs() {
-    let Some(gpu) = common::gpu_selftest("fq_ops_match_blstrs") else {
-        return;
-    };
+fn check_fq_ops(r: &Runner) {
     let mut rng = common::rng("fq_ops");
     let mut x: Vec<Fp> = (0..3000).map(|_| Fp::random(&mut rng)).collect();
     let y: Vec<Fp> = (0..3000).map(|_| Fp::random(&mut rng)).collect();
@@ -215,19 +293,19 @@ fn fq_ops_match_blstrs() {
         Box::new(|a, _| -a),
     ];
     for (op, f) in expect.iter().enumerate() {
-        let got = fp_from(&run_op(&gpu, "fq_test_op", &bx, &by, 48, op as u32));
+        let got = fp_from(&r.run("fq", &bx, &by, 48, op as u32));
         for i in 0..x.len() {
             assert_eq!(got[i], f(x[i], y[i]), "op {op} at {i}");
         }
     }
-    let sq = fp_from(&run_op(&gpu, "fq_test_op", &bx, &by, 48, 6));
+    let sq = fp_from(&r.run("fq", &bx, &by, 48, 6));
     assert!(sq.iter().zip(&x).all(|(s, a)| *s == a.square()));
-    let inv = fp_from(&run_op(&gpu, "fq_test_op", &bx, &by, 48, 7));
+    let inv = fp_from(&r.run("fq", &bx, &by, 48, 7));
     for (i, a) in x.iter().enumerate() {
         assert_eq!(inv[i], a.invert().unwrap_or(Fp::ZERO), "inverse at {i}");
     }
-    let canon = run_op(&gpu, "fq_test_op", &bx, &by, 48, 4);
-    let back = fp_from(&run_op(&gpu, "fq_test_op", &canon, &by, 48, 5));
+    let canon = r.run("fq", &bx, &by, 48, 4);
+    let back = fp_from(&r.run("fq", &canon, &by, 48, 5));
     assert_eq!(back, x);
     for (i, a) in x.iter().enumerate() {
         let mut le = a.to_bytes_be();
@@ -236,11 +314,7 @@ fn fq_ops_match_blstrs() {
     }
 }
 
-#[test]
-fn fq2_ops_match_blstrs() {
-    let Some(gpu) = common::gpu_selftest("fq2_ops_match_blstrs") else {
-        return;
-    };
+fn check_fq2_ops(r: &Runner) {
     let mut rng = common::rng("fq2_ops");
     let mut x: Vec<Fp2> = (0..2000).map(|_| Fp2::random(&mut rng)).collect();
     let y: Vec<Fp2> = (0..2000).map(|_| Fp2::random(&mut rng)).collect();
@@ -258,11 +332,59 @@ fn fq2_ops_match_blstrs() {
         Box::new(|a, _| -a),
     ];
     for (op, f) in expect.iter().enumerate() {
-        let got = unflat(&run_op(&gpu, "fq2_test_op", &bx, &by, 96, op as u32));
+        let got = unflat(&r.run("fq2", &bx, &by, 96, op as u32));
         for i in 0..x.len() {
             assert_eq!(got[i], f(x[i], y[i]), "op {op} at {i}");
         }
     }
-    let sq = unflat(&run_op(&gpu, "fq2_test_op", &bx, &by, 96, 6));
+    let sq = unflat(&r.run("fq2", &bx, &by, 96, 6));
     assert!(sq.iter().zip(&x).all(|(s, a)| *s == a.square()));
+}
+
+#[test]
+fn fr_ops_match_blstrs() {
+    if let Some(r) = gpu("fr_ops_match_blstrs") {
+        check_fr_ops(&r);
+    }
+}
+
+#[test]
+fn fr_ops_on_the_host_match_blstrs() {
+    check_fr_ops(&host());
+}
+
+#[test]
+fn fr_below_2p_ops_match_blstrs() {
+    if let Some(r) = gpu("fr_below_2p_ops_match_blstrs") {
+        check_fr_below_2p_ops(&r);
+    }
+}
+
+#[test]
+fn fr_below_2p_ops_on_the_host_match_blstrs() {
+    check_fr_below_2p_ops(&host());
+}
+
+#[test]
+fn fq_ops_match_blstrs() {
+    if let Some(r) = gpu("fq_ops_match_blstrs") {
+        check_fq_ops(&r);
+    }
+}
+
+#[test]
+fn fq_ops_on_the_host_match_blstrs() {
+    check_fq_ops(&host());
+}
+
+#[test]
+fn fq2_ops_match_blstrs() {
+    if let Some(r) = gpu("fq2_ops_match_blstrs") {
+        check_fq2_ops(&r);
+    }
+}
+
+#[test]
+fn fq2_ops_on_the_host_match_blstrs() {
+    check_fq2_ops(&host());
 }
