@@ -28,7 +28,9 @@ for t in "$dir"/tests/*; do
     name="$(basename "$t")"
     start=$(date +%s)
     echo "=== $name" >> "$out/tests.log"
-    if "$t" --test-threads=1 --nocapture > "$out/one.log" 2>&1; then r=PASS; else r=FAIL; fail=1; fi
+    # The host build of the field code (tests/field.rs, `*_on_the_host_*`) needs the source
+    # tree and a C++ compiler; it runs in CI, not here.
+    if "$t" --test-threads=1 --nocapture --skip on_the_host > "$out/one.log" 2>&1; then r=PASS; else r=FAIL; fail=1; fi
     cat "$out/one.log" >> "$out/tests.log"
     secs=$(( $(date +%s) - start ))
     result="$(grep '^test result' "$out/one.log" | tail -n 1)"
