@@ -98,18 +98,28 @@ struct Field {
     // 2^39), so the count stays below 2^6.
     template <bool REDUCE = true>
     __device__ __forceinline__ static Field mont_mul(const Field& a, const Field& b) {
+        const Field r = reduce_columns([&](int k, uint64_t& acc, uint32_t& c) {
+#pragma unroll
+            for (int i = 0; i < N; i++)
+                if (k - i >= 0 && k - i < N) ptx::mac_wide(acc, c, a.v[i], b.v[k - i]);
+        });
+        return REDUCE ? reduce_once(r) : r;
+    }
+
+    // (x + m p) / R column by column, where column(k, acc, c) adds column k of x (the
+    // product's or the square's terms) to the accumulator and its carry count; for k < N
+    // m_k makes the column's low word 0. Below 2p (the bounds above).
+    template <class Column>
+    __device__ __forceinline__ static Field reduce_columns(Column column) {
         uint32_t m[N];
         Field r;
         uint64_t acc = 0;
         uint32_t c = 0;
 #pragma unroll
         for (int k = 0; k < N; k++) {
+            column(k, acc, c);
 #pragma unroll
-            for (int i = 0; i < k; i++) {
-                ptx::mac_wide(acc, c, a.v[i], b.v[k - i]);
-                ptx::mac_wide(acc, c, m[i], P::mod(k - i));
-            }
-            ptx::mac_wide(acc, c, a.v[k], b.v[0]);
+            for (int i = 0; i < k; i++) ptx::mac_wide(acc, c, m[i], P::mod(k - i));
             m[k] = (uint32_t)acc * P::INV;
             ptx::mac_wide(acc, c, m[k], P::mod(0));  // the low word becomes 0
             acc = (acc >> 32) | ((uint64_t)c << 32);
@@ -117,16 +127,14 @@ struct Field {
         }
 #pragma unroll
         for (int k = N; k < 2 * N; k++) {
+            column(k, acc, c);
 #pragma unroll
-            for (int i = k - N + 1; i < N; i++) {
-                ptx::mac_wide(acc, c, a.v[i], b.v[k - i]);
-                ptx::mac_wide(acc, c, m[i], P::mod(k - i));
-            }
+            for (int i = k - N + 1; i < N; i++) ptx::mac_wide(acc, c, m[i], P::mod(k - i));
             r.v[k - N] = (uint32_t)acc;
             acc = (acc >> 32) | ((uint64_t)c << 32);
             c = 0;
         }
-        return REDUCE ? reduce_once(r) : r;
+        return r;
     }
 
     // Arithmetic on values below 2p, for a chain of butterflies that reduces once at the
@@ -174,42 +182,17 @@ struct Field {
     }
     __device__ __noinline__ static Field mont_sqr_call(Field a) { return mont_sqr(a); }
     __device__ __forceinline__ static Field mont_sqr(const Field& a) {
-        uint32_t m[N];
-        Field r;
-        uint64_t acc = 0;
-        uint32_t c = 0;
-        // acc += column k's products of a by itself: the off-diagonal ones once, doubled,
-        // and the square on the diagonal.
-        auto column = [&](const int k, const int lo) {
+        // Column k: the off-diagonal products once, doubled, and the diagonal's square.
+        return reduce_once(reduce_columns([&](int k, uint64_t& acc, uint32_t& c) {
             uint64_t o = 0;
             uint32_t oc = 0;
 #pragma unroll
             for (int i = 0; i < N; i++)
-                if (i >= lo && 2 * i < k) ptx::mac_wide(o, oc, a.v[i], a.v[k - i]);
+                if (2 * i < k && k - i < N) ptx::mac_wide(o, oc, a.v[i], a.v[k - i]);
             ptx::add_wide(acc, c, o, oc);
             ptx::add_wide(acc, c, o, oc);
             if (k % 2 == 0) ptx::mac_wide(acc, c, a.v[k / 2], a.v[k / 2]);
-        };
-#pragma unroll
-        for (int k = 0; k < N; k++) {
-            column(k, 0);
-#pragma unroll
-            for (int i = 0; i < k; i++) ptx::mac_wide(acc, c, m[i], P::mod(k - i));
-            m[k] = (uint32_t)acc * P::INV;
-            ptx::mac_wide(acc, c, m[k], P::mod(0));
-            acc = (acc >> 32) | ((uint64_t)c << 32);
-            c = 0;
-        }
-#pragma unroll
-        for (int k = N; k < 2 * N; k++) {
-            column(k, k - N + 1);
-#pragma unroll
-            for (int i = k - N + 1; i < N; i++) ptx::mac_wide(acc, c, m[i], P::mod(k - i));
-            r.v[k - N] = (uint32_t)acc;
-            acc = (acc >> 32) | ((uint64_t)c << 32);
-            c = 0;
-        }
-        return reduce_once(r);
+        }));
     }
 
     // Montgomery form <-> canonical integer.
