@@ -341,50 +341,27 @@ fn check_fq2_ops(r: &Runner) {
     assert!(sq.iter().zip(&x).all(|(s, a)| *s == a.square()));
 }
 
-#[test]
-fn fr_ops_match_blstrs() {
-    if let Some(r) = gpu("fr_ops_match_blstrs") {
-        check_fr_ops(&r);
-    }
+/// Each check as two tests: on the GPU (skipped without a usable one) and on the host
+/// build of the same code.
+macro_rules! on_the_gpu_and_the_host {
+    ($($check:ident: $gpu_test:ident, $host_test:ident;)*) => {$(
+        #[test]
+        fn $gpu_test() {
+            if let Some(r) = gpu(stringify!($gpu_test)) {
+                $check(&r);
+            }
+        }
+
+        #[test]
+        fn $host_test() {
+            $check(&host());
+        }
+    )*};
 }
 
-#[test]
-fn fr_ops_on_the_host_match_blstrs() {
-    check_fr_ops(&host());
-}
-
-#[test]
-fn fr_below_2p_ops_match_blstrs() {
-    if let Some(r) = gpu("fr_below_2p_ops_match_blstrs") {
-        check_fr_below_2p_ops(&r);
-    }
-}
-
-#[test]
-fn fr_below_2p_ops_on_the_host_match_blstrs() {
-    check_fr_below_2p_ops(&host());
-}
-
-#[test]
-fn fq_ops_match_blstrs() {
-    if let Some(r) = gpu("fq_ops_match_blstrs") {
-        check_fq_ops(&r);
-    }
-}
-
-#[test]
-fn fq_ops_on_the_host_match_blstrs() {
-    check_fq_ops(&host());
-}
-
-#[test]
-fn fq2_ops_match_blstrs() {
-    if let Some(r) = gpu("fq2_ops_match_blstrs") {
-        check_fq2_ops(&r);
-    }
-}
-
-#[test]
-fn fq2_ops_on_the_host_match_blstrs() {
-    check_fq2_ops(&host());
+on_the_gpu_and_the_host! {
+    check_fr_ops: fr_ops_match_blstrs, fr_ops_on_the_host_match_blstrs;
+    check_fr_below_2p_ops: fr_below_2p_ops_match_blstrs, fr_below_2p_ops_on_the_host_match_blstrs;
+    check_fq_ops: fq_ops_match_blstrs, fq_ops_on_the_host_match_blstrs;
+    check_fq2_ops: fq2_ops_match_blstrs, fq2_ops_on_the_host_match_blstrs;
 }
