@@ -161,7 +161,20 @@ fn scenario() {
     tracing::info!(
         target: "filprove::timeline",
         job = "j1", partition = 0u64, device = DEV0, worker = 0u64,
-        prove_ms = 1700u64, msm_g1_ms = 900u64, h2d_bytes = 123_456u64, "partition"
+        prove_ms = 1700u64, msm_g1_ms = 900u64, h2d_bytes = 123_456u64,
+        slot_wait_ms = 50.0, stage_copy_ms = 150.0, "partition"
+    );
+    tracing::info!(
+        target: "filprove::timeline",
+        job = "j1", partition = 2u64, device = DEV0, worker = 0u64,
+        slot_wait_ms = 350.0, stage_copy_ms = 150.0, "partition"
+    );
+    // A partition uploaded inside its region (no staging events): its summary's staging
+    // fields are not a staging.
+    tracing::info!(
+        target: "filprove::timeline",
+        job = "j2", partition = 1u64, device = DEV1, worker = 0u64,
+        slot_wait_ms = 0.0, stage_copy_ms = 0.0, "partition"
     );
     // NVML: cuda:0 busy inside its kernel regions, cuda:1 flat, GPU 2 unused.
     for k in 0..20 {
@@ -243,7 +256,7 @@ fn check_report(r: &Report, what: &str) {
     assert_eq!(r.skipped_lines, 0, "{what}: {:?}", r.skipped);
     assert_eq!(r.other_lines, 1, "{what}");
     assert_eq!(r.samples, 60, "{what}");
-    assert_eq!(r.summaries, 1, "{what}");
+    assert_eq!(r.summaries, 3, "{what}");
     assert_eq!(r.t0_us, T0, "{what}");
     assert!(close(r.run_span_s, 9.5), "{what}: {}", r.run_span_s);
     assert_eq!(r.partitions_proved, 5, "{what}");
@@ -340,12 +353,24 @@ fn check_report(r: &Report, what: &str) {
             "synthesis",
             "queue",
             "staging",
+            "stage_wait",
+            "stage_copy",
             "lock_wait",
             "kernel",
             "gpu"
         ]
     );
     assert_eq!(r.stages[0].stats.count, 7);
+    // The staging's parts come from the two staged partitions' summaries (j1/0: 0.05 +
+    // 0.15 s, j1/2: 0.35 + 0.15 s), not from j2/1's, which was not staged.
+    let stage = |name: &str| &r.stages.iter().find(|s| s.stage == name).unwrap().stats;
+    let (wait, copy) = (stage("stage_wait"), stage("stage_copy"));
+    assert_eq!((wait.count, copy.count), (2, 2), "{what}");
+    assert!(
+        close(wait.mean_s, 0.2) && close(wait.max_s, 0.35),
+        "{what}: {wait:?}"
+    );
+    assert!(close(copy.mean_s, 0.15), "{what}: {copy:?}");
 }
 
 #[test]

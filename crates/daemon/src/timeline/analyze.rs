@@ -34,8 +34,8 @@ pub struct Report {
     pub run_span_s: f64,
     /// Partition attempts whose prove call (or kernel region) ended.
     pub partitions_proved: usize,
-    /// Stage statistics over all partitions, in pipeline order (synthesis, queue, staging,
-    /// lock_wait, kernel, gpu; those seen).
+    /// Stage statistics over all partitions, in pipeline order (synthesis, queue, staging
+    /// with its parts stage_wait and stage_copy, lock_wait, kernel, gpu; those seen).
     pub stages: Vec<StageStats>,
     /// One entry per device that proved.
     pub devices: Vec<DeviceReport>,
@@ -57,7 +57,7 @@ pub struct Skipped {
 /// One stage's statistics over all partitions.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct StageStats {
-    /// synthesis, queue, staging, lock_wait, kernel or gpu.
+    /// synthesis, queue, staging, stage_wait, stage_copy, lock_wait, kernel or gpu.
     pub stage: &'static str,
     /// Its durations.
     #[serde(flatten)]
@@ -199,6 +199,13 @@ impl PartitionReport {
     }
 }
 
+/// A part of a staged partition's staging time, in seconds, from its summary's `field`
+/// (milliseconds).
+fn staging_part_s(p: &PartitionReport, field: &str) -> Option<f64> {
+    p.staging_s?;
+    Some(p.summary.as_ref()?.get(field)?.as_f64()? / 1e3)
+}
+
 fn first_of(p: &PartitionReport, evs: &[Ev]) -> Option<f64> {
     evs.iter().filter_map(|e| p.at(*e)).reduce(f64::min)
 }
@@ -228,10 +235,14 @@ pub fn analyze(log: &Log) -> Report {
 
     let mut stages = Vec::new();
     type Get = fn(&PartitionReport) -> Option<f64>;
-    let columns: [(&'static str, Get); 6] = [
+    let columns: [(&'static str, Get); 8] = [
         ("synthesis", |p| p.synthesis_s),
         ("queue", |p| p.queue_s),
         ("staging", |p| p.staging_s),
+        // Staging's two parts, from the partition summary: the wait for device memory
+        // (the partition before it handing back its a and b) and the copy itself.
+        ("stage_wait", |p| staging_part_s(p, "slot_wait_ms")),
+        ("stage_copy", |p| staging_part_s(p, "stage_copy_ms")),
         ("lock_wait", |p| p.lock_wait_s),
         ("kernel", |p| p.kernel_s),
         ("gpu", |p| p.gpu_s),
