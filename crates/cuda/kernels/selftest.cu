@@ -13,10 +13,10 @@ extern "C" __global__ void fq_test_op(Fq* out, const Fq* x, const Fq* y, uint32_
     if (i < n) out[i] = field_op(x[i], y[i], op);
 }
 
-// out[i] = fq2_op(x[i], y[i], op) on Montgomery Fq2 values.
+// out[i] = field_op(x[i], y[i], op) on Montgomery Fq2 values.
 extern "C" __global__ void fq2_test_op(Fq2* out, const Fq2* x, const Fq2* y, uint32_t n, uint32_t op) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i] = fq2_op(x[i], y[i], op);
+    if (i < n) out[i] = field_op(x[i], y[i], op);
 }
 
 __device__ __forceinline__ unsigned long long splitmix64(unsigned long long x) {

@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
     const size_t n = strtoull(argv[3], nullptr, 10);
     if (!strcmp(argv[1], "fr")) return run<Fr>(n, [&](const Fr& a, const Fr& b) { return field_op(a, b, op); });
     if (!strcmp(argv[1], "fq")) return run<Fq>(n, [&](const Fq& a, const Fq& b) { return field_op(a, b, op); });
-    if (!strcmp(argv[1], "fq2")) return run<Fq2>(n, [&](const Fq2& a, const Fq2& b) { return fq2_op(a, b, op); });
+    if (!strcmp(argv[1], "fq2")) return run<Fq2>(n, [&](const Fq2& a, const Fq2& b) { return field_op(a, b, op); });
     fprintf(stderr, "field_ops: unknown field %s\n", argv[1]);
     return 2;
 }
