@@ -1,7 +1,7 @@
 # Shared by crates/cuda/package-device.sh and scripts/package-base.sh (sourced, not run):
 # mulbench's build and the stripping and xz packing of what goes to the GPU machine
 # (scripts/device-unpack.sh undoes the packing there). The device scripts (h200-ab.sh,
-# h200-fullscale.sh) source it for archive_logs.
+# h200-daemon-ab.sh, h200-fullscale.sh) source it for archive_logs and the variants.
 
 # build_mulbench SOURCE_TREE OUT: crates/cuda/bench/mulbench.cu of SOURCE_TREE into OUT,
 # linked against the CUDA runtime beside the repo's pip-installed nvcc ($root/.cuda);
@@ -41,3 +41,8 @@ archive_logs() {
         [ ${#files[@]} -eq 0 ] || { tar -cJf "$archive" "${files[@]}" && rm -f "${files[@]}"; }
     )
 }
+
+# An A/B variant `name[@DIR][:settings]`: its name, and its build's directory (default
+# .device).
+variant_name() { local h="${1%%:*}"; echo "${h%%@*}"; }
+variant_dir() { local h="${1%%:*}"; [ "$h" = "${h%%@*}" ] && echo .device || echo "${h#*@}"; }

@@ -29,17 +29,15 @@ rounds="${ROUNDS:-2}"
 mkdir -p "$out"
 bash "$(dirname "$0")/device-unpack.sh" .device
 # shellcheck source=device-pack.sh
-. "$(dirname "$0")/device-pack.sh"  # archive_logs
+. "$(dirname "$0")/device-pack.sh"  # archive_logs, variant_name, variant_dir
 rc=0
-variant_name() { local h="${1%%:*}"; echo "${h%%@*}"; }
 for r in $(seq 1 "$rounds"); do
     for v in "$@"; do
         head="${v%%:*}"
         settings=""
         [ "$v" != "$head" ] && settings="${v#*:}"
-        name="${head%%@*}"
-        dir=".device"
-        [ "$head" != "$name" ] && dir="${head#*@}"
+        name="$(variant_name "$v")"
+        dir="$(variant_dir "$v")"
         log="$out/ab-$name-$r.txt"
         # shellcheck disable=SC2086
         "$dir/gpu_bench" --breakdown --steps "$steps" ${settings:+--msm "$settings"} > "$log" 2>&1

@@ -25,29 +25,29 @@ bash "$here/device-unpack.sh" .device
 mkdir -p "$out"
 t0=$(date +%s)
 work="${FILPROVE_WORK:-/tmp/filprove-fullscale}"
-dir_of() { local head="${1%%:*}"; [ "$head" = "${head%%@*}" ] && echo .device || echo "${head#*@}"; }
-name_of() { local head="${1%%:*}"; echo "${head%%@*}"; }
-timeline_bin="${TIMELINE_BIN:-$(dir_of "$1")/filprove}"
+# shellcheck source=device-pack.sh
+. "$here/device-pack.sh"  # variant_name, variant_dir
+timeline_bin="${TIMELINE_BIN:-$(variant_dir "$1")/filprove}"
 rc=0
 runs=()
 for r in $(seq 1 "${ROUNDS:-1}"); do
     for v in "$@"; do
         left=$(( ${BUDGET_S:-585} - ($(date +%s) - t0) ))
         if [ "$left" -lt "${MIN_LEFT_S:-150}" ]; then
-            echo "== $(name_of "$v") round $r: not started, ${left} s left"
+            echo "== $(variant_name "$v") round $r: not started, ${left} s left"
             continue
         fi
-        run="$(name_of "$v")-$r"
+        run="$(variant_name "$v")-$r"
         # A fresh daemon: no journal or socket of the run before.
         rm -rf "$work/journal" "$work/daemon.sock"
-        FILPROVE_BIN="$(dir_of "$v")/filprove" timeout "$left" \
+        FILPROVE_BIN="$(variant_dir "$v")/filprove" timeout "$left" \
             bash "$here/h200-fullscale.sh" "$out/$run" daemon > "$out/$run.log" 2>&1
         status=$?
         [ $status -eq 0 ] || rc=1
         tar -xJf "$out/$run/logs.tar.xz" -C "$out/$run" daemon-run.log 2>/dev/null &&
             "$timeline_bin" timeline "$out/$run/daemon-run.log" > "$out/$run/timeline.txt" 2>&1
         rm -f "$out/$run/daemon-run.log"
-        echo "== $run ($(dir_of "$v")): rc=$status, $(( $(date +%s) - t0 )) s in all"
+        echo "== $run ($(variant_dir "$v")): rc=$status, $(( $(date +%s) - t0 )) s in all"
         runs+=("$run")
     done
 done
